@@ -1,0 +1,224 @@
+package packed
+
+import (
+	"math"
+)
+
+// AddFlags select ZADD's conditional behaviour.
+type AddFlags uint8
+
+// ZADD options. NX and XX are exclusive; GT and LT are exclusive and not
+// allowed with NX (callers validate combinations).
+const (
+	AddNX   AddFlags = 1 << iota // only add new members
+	AddXX                        // only update existing members
+	AddGT                        // update only when the new score is greater
+	AddLT                        // update only when the new score is less
+	AddIncr                      // score is an increment
+)
+
+// AddResult reports what Add did.
+type AddResult struct {
+	Score   float64 // the member's score after the call (valid unless Skipped)
+	Added   bool    // a new member was inserted
+	Changed bool    // an existing member's score changed
+	Skipped bool    // NX, XX, GT or LT prevented the operation
+}
+
+// ZSet is one sorted set. Its zero value is not usable; call New.
+type ZSet struct {
+	layout Layout
+	c      core
+}
+
+// core is what every layout implementation provides. Members cross this
+// boundary as text (already validated for the layout).
+type core interface {
+	len() int
+	add(m []byte, score float64, f AddFlags) (AddResult, error)
+	remove(m []byte) bool
+	score(m []byte) (float64, bool)
+	rank(m []byte) (int, float64, bool)
+	scoreRank(s float64, inclusive bool) int
+	lexRank(m []byte, inclusive bool) int
+	iterate(start, end int, reverse bool, fn func(m []byte, s float64) bool)
+	removeRange(start, end int) int
+	bytes() int
+	check() error
+}
+
+// New returns an empty sorted set with the given layout.
+func New(l Layout) *ZSet {
+	if !l.Valid() {
+		panic("packed: invalid layout")
+	}
+	return &ZSet{layout: l, c: newNaive(l)}
+}
+
+// Layout returns the set's current layout (which widening may change).
+func (z *ZSet) Layout() Layout { return z.layout }
+
+// Len returns the number of members.
+func (z *ZSet) Len() int { return z.c.len() }
+
+// CheckMember reports ErrMember if m can never be held by this set's layout
+// (even after widening). Callers use it to validate a whole command before
+// changing anything.
+func (z *ZSet) CheckMember(m []byte) error {
+	_, err := z.memberLayout(m)
+	return err
+}
+
+// memberLayout returns the layout needed to hold m (z.layout or its member
+// widening), or ErrMember.
+func (z *ZSet) memberLayout(m []byte) (Layout, error) {
+	switch z.layout.Member() {
+	case MemberInt32:
+		v, ok := parseCanonicalInt(m)
+		if !ok {
+			return 0, ErrMember
+		}
+		if v < math.MinInt32 || v > math.MaxInt32 {
+			return z.layout.widenMember(), nil
+		}
+	case MemberInt64:
+		if _, ok := parseCanonicalInt(m); !ok {
+			return 0, ErrMember
+		}
+	case MemberUUID:
+		if _, ok := parseUUID(m); !ok {
+			return 0, ErrMember
+		}
+	}
+	return z.layout, nil
+}
+
+// Add inserts m with score (or increments it under AddIncr), honouring NX,
+// XX, GT and LT. It widens the layout when m or the resulting score needs it.
+// On error (ErrMember, ErrNaN) the set is unchanged. score must not be NaN.
+func (z *ZSet) Add(m []byte, score float64, f AddFlags) (AddResult, error) {
+	nl, err := z.memberLayout(m)
+	if err != nil {
+		return AddResult{}, err
+	}
+	if nl.Float32Scores() {
+		target := score
+		if f&AddIncr != 0 {
+			if cur, ok := z.c.score(m); ok {
+				target = cur + score
+			}
+		}
+		if !fitsFloat32(target) {
+			nl = nl.widenScore()
+		}
+	}
+	if nl != z.layout {
+		z.convert(nl)
+	}
+	return z.c.add(m, score, f)
+}
+
+// convert rebuilds the set in layout nl, which can hold every member.
+func (z *ZSet) convert(nl Layout) {
+	nc := newNaive(nl)
+	z.c.iterate(0, z.c.len(), false, func(m []byte, s float64) bool {
+		nc.add(m, s, 0)
+		return true
+	})
+	z.layout, z.c = nl, nc
+}
+
+// Remove deletes m and reports whether it was present.
+func (z *ZSet) Remove(m []byte) bool {
+	if _, err := z.memberLayout(m); err != nil {
+		return false
+	}
+	return z.c.remove(m)
+}
+
+// Score returns m's score.
+func (z *ZSet) Score(m []byte) (float64, bool) {
+	if _, err := z.memberLayout(m); err != nil {
+		return 0, false
+	}
+	return z.c.score(m)
+}
+
+// Rank returns m's 0-based ascending rank and its score.
+func (z *ZSet) Rank(m []byte) (rank int, score float64, ok bool) {
+	if _, err := z.memberLayout(m); err != nil {
+		return 0, 0, false
+	}
+	return z.c.rank(m)
+}
+
+// ScoreRank returns the number of members whose score is < s, or <= s when
+// inclusive. s may be ±Inf.
+func (z *ZSet) ScoreRank(s float64, inclusive bool) int { return z.c.scoreRank(s, inclusive) }
+
+// LexRank returns the number of members that order before m (or at or
+// before m when inclusive), comparing members only. It is meaningful when
+// all scores are equal, as with Redis's lex commands. In packed layouts the
+// member order is numeric; m must then be a valid member (ErrMember).
+func (z *ZSet) LexRank(m []byte, inclusive bool) (int, error) {
+	if z.layout.Member() != MemberBytes {
+		if z.layout.Member() == MemberInt32 {
+			if v, ok := parseCanonicalInt(m); ok && (v < math.MinInt32 || v > math.MaxInt32) {
+				// Outside INT32: every member is above or below it.
+				if v < 0 {
+					return 0, nil
+				}
+				return z.c.len(), nil
+			}
+		}
+		if _, err := z.memberLayout(m); err != nil {
+			return 0, err
+		}
+	}
+	return z.c.lexRank(m, inclusive), nil
+}
+
+// Range calls fn for ranks [start, end) in ascending order, or when reverse
+// from end-1 down to start, until fn returns false. m is only valid during
+// the call. Ranks are clamped to [0, Len()].
+func (z *ZSet) Range(start, end int, reverse bool, fn func(m []byte, s float64) bool) {
+	start, end = clampRange(start, end, z.c.len())
+	if start < end {
+		z.c.iterate(start, end, reverse, fn)
+	}
+}
+
+// RemoveRange deletes ranks [start, end) and returns how many it removed.
+func (z *ZSet) RemoveRange(start, end int) int {
+	start, end = clampRange(start, end, z.c.len())
+	if start >= end {
+		return 0
+	}
+	return z.c.removeRange(start, end)
+}
+
+func clampRange(start, end, n int) (int, int) {
+	if start < 0 {
+		start = 0
+	}
+	if end > n {
+		end = n
+	}
+	return start, end
+}
+
+// Bytes returns the bytes allocated for the set.
+func (z *ZSet) Bytes() int { return z.c.bytes() }
+
+// Clone returns a deep copy.
+func (z *ZSet) Clone() *ZSet {
+	n := New(z.layout)
+	z.c.iterate(0, z.c.len(), false, func(m []byte, s float64) bool {
+		n.c.add(m, s, 0)
+		return true
+	})
+	return n
+}
+
+// Check verifies the structure's invariants.
+func (z *ZSet) Check() error { return z.c.check() }
