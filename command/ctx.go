@@ -1,0 +1,69 @@
+package command
+
+import (
+	"github.com/goblindb/goblin/keyspace"
+	"github.com/goblindb/goblin/packed"
+)
+
+// Ctx is what a command runs with.
+type Ctx struct {
+	KS *keyspace.Keyspace
+	DB int
+	// Now is Unix milliseconds: the leader's clock recorded in the log entry
+	// on the write path, the local clock on the read path.
+	Now int64
+	// Index is the log index of the entry being applied; 0 on the read path.
+	Index uint64
+	W     *Writer
+	// Ready, when set, is called when a write leaves a sorted set with
+	// members, so clients blocked on it can be served.
+	Ready func(db int, key []byte)
+	// Rand returns random numbers for commands that choose (ZRANDMEMBER,
+	// RANDOMKEY). Reads only: writes never use it.
+	Rand func() uint64
+}
+
+// writing reports whether the command runs on the apply path.
+func (c *Ctx) writing() bool { return c.Index != 0 }
+
+func (c *Ctx) db() *keyspace.DB { return c.KS.DB(c.DB) }
+
+// lookup returns key's entry or nil, on either path.
+func (c *Ctx) lookup(key []byte) *keyspace.Entry {
+	if c.writing() {
+		return c.db().GetForWrite(key, c.Now, c.Index)
+	}
+	return c.db().Get(key, c.Now)
+}
+
+// zset returns key's sorted set or nil.
+func (c *Ctx) zset(key []byte) *packed.ZSet {
+	if e := c.lookup(key); e != nil {
+		return e.Z
+	}
+	return nil
+}
+
+// create stores a new empty sorted set under key with the layout the rules
+// give it.
+func (c *Ctx) create(key []byte) *keyspace.Entry {
+	e := &keyspace.Entry{Z: packed.New(c.KS.Rules().LayoutFor(key))}
+	c.db().Set(key, e, c.Index)
+	return e
+}
+
+// changed records that key's set changed: deletes the key if the set is
+// empty, stamps its version, and signals readiness when it has members.
+func (c *Ctx) changed(key []byte, e *keyspace.Entry) {
+	if e.Z.Len() == 0 {
+		c.db().Delete(key, c.Index)
+		return
+	}
+	c.db().Touch(key, c.Index)
+	if c.Ready != nil {
+		c.Ready(c.DB, key)
+	}
+}
+
+// Run executes argv (whose spec the caller looked up and arity-checked).
+func Run(c *Ctx, s *Spec, argv [][]byte) { s.Run(c, argv) }

@@ -1,0 +1,17 @@
+// Package command holds the semantics of every data command Goblin
+// serves: the command table (name, arity, flags, key positions), argument
+// parsing with Redis's exact rules and error texts, execution against a
+// keyspace, and the RESP2/RESP3 reply encoding.
+//
+// The same code runs on both paths a command can take. A read runs on the
+// node that received it, against the local keyspace, under a read lock. A
+// write is validated on the node that received it (so malformed commands
+// never reach the log), travels through the Raft log as its argument
+// vector, and runs in every node's state machine with the time and log
+// index the entry recorded, so it has the same effect everywhere. Replies
+// are encoded in the protocol of the client that sent the command, which
+// the log entry records too.
+//
+// The package knows nothing of networks or Raft: it is given a keyspace, a
+// context and an argument vector, and appends a reply to a Writer.
+package command

@@ -1,0 +1,89 @@
+package command
+
+import "github.com/goblindb/goblin/keyspace"
+
+func init() {
+	register(
+		&Spec{Name: "del", Arity: -2, Flags: Write, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Run: runDel, Validate: noValidation},
+		&Spec{Name: "unlink", Arity: -2, Flags: Write | Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Run: runDel, Validate: noValidation},
+		&Spec{Name: "exists", Arity: -2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Run: runExists},
+		&Spec{Name: "type", Arity: 2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Run: runType},
+		&Spec{Name: "keys", Arity: 2, Flags: ReadOnly, Group: "generic", Run: runKeys},
+		&Spec{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, Group: "server", Run: runDBSize},
+		&Spec{Name: "flushdb", Arity: -1, Flags: Write, Group: "server", Run: runFlushDB, Validate: validateFlush},
+		&Spec{Name: "flushall", Arity: -1, Flags: Write, Group: "server", Run: runFlushAll, Validate: validateFlush},
+	)
+}
+
+func noValidation([][]byte) error { return nil }
+
+func runDel(c *Ctx, argv [][]byte) {
+	n := 0
+	for _, k := range argv[1:] {
+		// An expired key is deleted by the lookup and does not count.
+		if c.lookup(k) != nil && c.db().Delete(k, c.Index) {
+			n++
+		}
+	}
+	c.W.Int(int64(n))
+}
+
+func runExists(c *Ctx, argv [][]byte) {
+	n := 0
+	for _, k := range argv[1:] {
+		if c.lookup(k) != nil {
+			n++
+		}
+	}
+	c.W.Int(int64(n))
+}
+
+func runType(c *Ctx, argv [][]byte) {
+	if c.lookup(argv[1]) != nil {
+		c.W.Simple("zset")
+	} else {
+		c.W.Simple("none")
+	}
+}
+
+func runKeys(c *Ctx, argv [][]byte) {
+	pattern := argv[1]
+	all := len(pattern) == 1 && pattern[0] == '*'
+	at := c.W.DeferArray()
+	n := 0
+	c.db().Each(c.Now, func(k string, _ *keyspace.Entry) bool {
+		if all || keyspace.Match(pattern, []byte(k), false) {
+			c.W.BulkString(k)
+			n++
+		}
+		return true
+	})
+	c.W.SetDeferredArray(at, n)
+}
+
+func runDBSize(c *Ctx, argv [][]byte) { c.W.Int(int64(c.db().Len())) }
+
+func validateFlush(argv [][]byte) error {
+	if len(argv) > 2 || (len(argv) == 2 && !eq(argv[1], "async") && !eq(argv[1], "sync")) {
+		return ErrSyntax
+	}
+	return nil
+}
+
+func runFlushDB(c *Ctx, argv [][]byte) {
+	if err := validateFlush(argv); err != nil {
+		c.W.Error(err)
+		return
+	}
+	c.KS.Flush(c.DB, c.Index)
+	c.W.OK()
+}
+
+func runFlushAll(c *Ctx, argv [][]byte) {
+	if err := validateFlush(argv); err != nil {
+		c.W.Error(err)
+		return
+	}
+	c.KS.FlushAll(c.Index)
+	c.W.OK()
+}

@@ -1,0 +1,370 @@
+package command
+
+import (
+	"math"
+	"strconv"
+)
+
+// This file reproduces how Redis reads and writes numbers: string2ll for
+// integers, strtod (as glibc implements it) for floats, and the two double
+// formats Redis has used in replies.
+
+// parseInt is Redis's string2ll: optional '-', no '+', no leading zeros, no
+// spaces, "-0" refused, within int64.
+func parseInt(b []byte) (int64, bool) {
+	if len(b) == 0 || len(b) >= 21 {
+		return 0, false
+	}
+	if len(b) == 1 && b[0] == '0' {
+		return 0, true
+	}
+	neg := false
+	p := b
+	if p[0] == '-' {
+		neg = true
+		p = p[1:]
+		if len(p) == 0 {
+			return 0, false
+		}
+	}
+	if p[0] < '1' || p[0] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range p {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v > math.MaxUint64/10 {
+			return 0, false
+		}
+		v *= 10
+		if v > math.MaxUint64-uint64(c-'0') {
+			return 0, false
+		}
+		v += uint64(c - '0')
+	}
+	if neg {
+		if v > 1<<63 {
+			return 0, false
+		}
+		return -int64(v), true
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+func isCSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
+}
+
+func hasPrefixFold(b []byte, s string) bool {
+	if len(b) < len(s) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := b[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// strtod parses the longest prefix of b that C's strtod accepts and returns
+// the value, the number of bytes consumed (0: no conversion), and whether
+// the result overflowed or underflowed (strtod's ERANGE).
+func strtod(b []byte) (v float64, n int, erange bool) {
+	i := 0
+	for i < len(b) && isCSpace(b[i]) {
+		i++
+	}
+	start := i
+	neg := false
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		neg = b[i] == '-'
+		i++
+	}
+	sign := 1.0
+	if neg {
+		sign = -1
+	}
+	rest := b[i:]
+	switch {
+	case hasPrefixFold(rest, "infinity"):
+		return math.Inf(int(sign)), i + 8, false
+	case hasPrefixFold(rest, "inf"):
+		return math.Inf(int(sign)), i + 3, false
+	case hasPrefixFold(rest, "nan"):
+		j := i + 3
+		if j < len(b) && b[j] == '(' {
+			k := j + 1
+			for k < len(b) && (isHex(b[k]) || b[k] == '_' || (b[k] >= 'g' && b[k] <= 'z') || (b[k] >= 'G' && b[k] <= 'Z')) {
+				k++
+			}
+			if k < len(b) && b[k] == ')' {
+				j = k + 1
+			}
+		}
+		return math.NaN(), j, false
+	}
+	if len(rest) >= 2 && rest[0] == '0' && (rest[1] == 'x' || rest[1] == 'X') {
+		if h, hn, ok := parseHexFloat(rest[2:]); ok {
+			v, er := h, false
+			if math.IsInf(v, 0) {
+				er = true
+			}
+			return sign * v, i + 2 + hn, er
+		}
+		// "0x" without hex digits: strtod reads the "0".
+		return sign * 0, i + 1, false
+	}
+	j := i
+	digits, nonzero := 0, false
+	for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+		nonzero = nonzero || b[j] != '0'
+		j++
+		digits++
+	}
+	if j < len(b) && b[j] == '.' {
+		j++
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			nonzero = nonzero || b[j] != '0'
+			j++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0, 0, false
+	}
+	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
+		k := j + 1
+		if k < len(b) && (b[k] == '+' || b[k] == '-') {
+			k++
+		}
+		if k < len(b) && b[k] >= '0' && b[k] <= '9' {
+			for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+				k++
+			}
+			j = k
+		}
+	}
+	f, err := strconv.ParseFloat(string(b[start:j]), 64)
+	if err != nil && !math.IsInf(f, 0) {
+		// Exponents beyond what ParseFloat takes: decide by the sign of
+		// the exponent.
+		f = 0
+		if e := b[start:j]; hasHugeExponent(e) {
+			f = math.Inf(int(sign))
+		}
+		return f, j, true
+	}
+	if math.IsInf(f, 0) {
+		return f, j, true
+	}
+	if f == 0 && nonzero {
+		return f, j, true
+	}
+	if f != 0 && math.Abs(f) < 0x1p-1022 {
+		return f, j, true // subnormal: glibc reports ERANGE too
+	}
+	return f, j, false
+}
+
+// hasHugeExponent reports whether a decimal float text has a positive
+// exponent (used only when ParseFloat rejected an extreme exponent).
+func hasHugeExponent(b []byte) bool {
+	for i, c := range b {
+		if c == 'e' || c == 'E' {
+			return i+1 < len(b) && b[i+1] != '-'
+		}
+	}
+	return false
+}
+
+// parseHexFloat parses the part after "0x": hex digits, optional '.',
+// hex digits, optional p exponent. ok is false when there is no hex digit.
+func parseHexFloat(b []byte) (float64, int, bool) {
+	j, digits := 0, 0
+	for j < len(b) && isHex(b[j]) {
+		j++
+		digits++
+	}
+	if j < len(b) && b[j] == '.' {
+		k := j + 1
+		for k < len(b) && isHex(b[k]) {
+			k++
+			digits++
+		}
+		if digits > 0 {
+			j = k
+		}
+	}
+	if digits == 0 {
+		return 0, 0, false
+	}
+	mant := string(b[:j])
+	exp := "p0"
+	if j < len(b) && (b[j] == 'p' || b[j] == 'P') {
+		k := j + 1
+		if k < len(b) && (b[k] == '+' || b[k] == '-') {
+			k++
+		}
+		if k < len(b) && b[k] >= '0' && b[k] <= '9' {
+			for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+				k++
+			}
+			exp = "p" + string(b[j+1:k])
+			j = k
+		}
+	}
+	f, err := strconv.ParseFloat("0x"+mant+exp, 64)
+	if err != nil && !math.IsInf(f, 0) {
+		f = 0
+	}
+	return f, j, true
+}
+
+// parseFloat is Redis's string2d, used for scores and increments: the
+// whole argument must be a number, with no leading space, not NaN, and not
+// overflowing or underflowing to zero.
+func parseFloat(b []byte) (float64, bool) {
+	if len(b) == 0 || isCSpace(b[0]) {
+		return 0, false
+	}
+	v, n, erange := strtod(b)
+	if n != len(b) || math.IsNaN(v) {
+		return 0, false
+	}
+	if erange && (math.IsInf(v, 0) || v == 0) {
+		return 0, false
+	}
+	return v, true
+}
+
+// parseRangeFloat is how zslParseRange reads a score bound after its
+// optional '(': strtod on the C string, anything but trailing garbage and
+// NaN accepted (so "" is 0 and "1e999" is inf).
+func parseRangeFloat(b []byte) (float64, bool) {
+	b = cstr(b)
+	v, n, _ := strtod(b)
+	if n != len(b) || math.IsNaN(v) {
+		return 0, false
+	}
+	return v, true
+}
+
+// DoubleFormat selects how replies write doubles.
+type DoubleFormat uint8
+
+const (
+	// Double72 is Redis 7.2's format: integers as integers, otherwise
+	// the shortest text that reads back as the same double.
+	Double72 DoubleFormat = iota
+	// Double70 is Redis 7.0's format, C's "%.17g".
+	Double70
+)
+
+// appendDouble appends f formatted as Redis formats a double reply.
+func appendDouble(dst []byte, f float64, format DoubleFormat) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	case math.IsNaN(f):
+		return append(dst, "nan"...)
+	}
+	if format == Double70 {
+		return strconv.AppendFloat(dst, f, 'g', 17, 64)
+	}
+	if f == 0 {
+		if math.Signbit(f) {
+			return append(dst, "-0"...)
+		}
+		return append(dst, '0')
+	}
+	if f >= -(math.MaxInt64/2) && f <= math.MaxInt64/2 && f == math.Trunc(f) {
+		return strconv.AppendInt(dst, int64(f), 10)
+	}
+	return appendShortest(dst, f)
+}
+
+// appendShortest writes the shortest round-trip digits of f the way Redis
+// 7.2's fpconv_dtoa lays them out: plain integers up to 7 padding zeros,
+// plain decimals down to 6 leading zeros, scientific notation otherwise.
+func appendShortest(dst []byte, f float64) []byte {
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], math.Abs(f), 'e', -1, 64)
+	// e is d[.ddd]e±XX
+	epos := 0
+	for epos < len(e) && e[epos] != 'e' {
+		epos++
+	}
+	var digits [24]byte
+	nd := 0
+	for _, c := range e[:epos] {
+		if c != '.' {
+			digits[nd] = c
+			nd++
+		}
+	}
+	x, _ := strconv.Atoi(string(e[epos+1:]))
+	neg := f < 0
+	if neg {
+		dst = append(dst, '-')
+	}
+	k := x - nd + 1 // value = digits * 10^k
+	exp := k + nd - 1
+	if exp < 0 {
+		exp = -exp
+	}
+	if k >= 0 && exp < nd+7 {
+		dst = append(dst, digits[:nd]...)
+		for i := 0; i < k; i++ {
+			dst = append(dst, '0')
+		}
+		return dst
+	}
+	if k < 0 && (k > -7 || exp < 4) {
+		offset := nd + k
+		if offset <= 0 {
+			dst = append(dst, '0', '.')
+			for i := 0; i < -offset; i++ {
+				dst = append(dst, '0')
+			}
+			return append(dst, digits[:nd]...)
+		}
+		dst = append(dst, digits[:offset]...)
+		dst = append(dst, '.')
+		return append(dst, digits[offset:nd]...)
+	}
+	limit := 18
+	if neg {
+		limit = 17
+	}
+	if nd > limit {
+		nd = limit
+	}
+	dst = append(dst, digits[0])
+	if nd > 1 {
+		dst = append(dst, '.')
+		dst = append(dst, digits[1:nd]...)
+	}
+	dst = append(dst, 'e')
+	if k+nd-1 < 0 {
+		dst = append(dst, '-')
+	} else {
+		dst = append(dst, '+')
+	}
+	return strconv.AppendInt(dst, int64(exp), 10)
+}

@@ -1,0 +1,132 @@
+package command
+
+import "strings"
+
+// Flags describe a command, as COMMAND INFO reports them.
+type Flags uint16
+
+// Command flags.
+const (
+	Write    Flags = 1 << iota // changes the keyspace: goes through the log
+	ReadOnly                   // reads the keyspace
+	Fast                       // O(1) or O(log N)
+	Blocking                   // may block the client
+	Admin                      // administrative
+	DenyOOM                    // may grow memory use
+	NoMulti                    // not allowed inside MULTI
+	Loading                    // allowed while loading
+	Stale                      // allowed on a stale replica
+)
+
+var flagNames = []struct {
+	f    Flags
+	name string
+}{
+	{Write, "write"}, {ReadOnly, "readonly"}, {DenyOOM, "denyoom"}, {Admin, "admin"},
+	{Blocking, "blocking"}, {Loading, "loading"}, {Stale, "stale"}, {Fast, "fast"},
+	{NoMulti, "no_multi"},
+}
+
+// Names returns the flag names in Redis's order.
+func (f Flags) Names() []string {
+	var out []string
+	for _, n := range flagNames {
+		if f&n.f != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
+
+// Spec describes one command.
+type Spec struct {
+	Name     string // lowercase
+	Arity    int    // Redis arity: exact if positive, minimum if negative
+	Flags    Flags
+	FirstKey int // position of the first key argument, 0 if none
+	LastKey  int // position of the last key argument, negative from the end
+	Step     int
+	Group    string // Redis's command group ("sorted_set", "generic", ...)
+	// Run executes the command and writes its reply.
+	Run func(c *Ctx, argv [][]byte)
+	// Validate, for write commands, checks the arguments without the
+	// keyspace, so malformed commands are answered before reaching the
+	// log. It returns nil when Run may be proposed.
+	Validate func(argv [][]byte) error
+}
+
+// CheckArity reports whether argc arguments (command name included) fit.
+func (s *Spec) CheckArity(argc int) bool {
+	if s.Arity > 0 {
+		return argc == s.Arity
+	}
+	return argc >= -s.Arity
+}
+
+// Keys returns the key arguments of argv according to the key positions.
+func (s *Spec) Keys(argv [][]byte) [][]byte {
+	if s.FirstKey == 0 || s.FirstKey >= len(argv) {
+		return nil
+	}
+	last := s.LastKey
+	if last < 0 {
+		last = len(argv) + last
+	}
+	var keys [][]byte
+	for i := s.FirstKey; i <= last && i < len(argv); i += s.Step {
+		keys = append(keys, argv[i])
+	}
+	return keys
+}
+
+var table = map[string]*Spec{}
+
+func register(specs ...*Spec) {
+	for _, s := range specs {
+		if _, dup := table[s.Name]; dup {
+			panic("command: " + s.Name + " registered twice")
+		}
+		table[s.Name] = s
+	}
+}
+
+// Lookup returns the spec of the command named name (any case), or nil.
+func Lookup(name []byte) *Spec {
+	var tmp [32]byte
+	if len(name) > len(tmp) {
+		return table[strings.ToLower(string(name))]
+	}
+	for i, c := range name {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		tmp[i] = c
+	}
+	return table[string(tmp[:len(name)])]
+}
+
+// All returns every registered spec, in no particular order.
+func All() []*Spec {
+	out := make([]*Spec, 0, len(table))
+	for _, s := range table {
+		out = append(out, s)
+	}
+	return out
+}
+
+// eq reports whether arg equals the lowercase word w, ignoring ASCII case.
+func eq(arg []byte, w string) bool {
+	if len(arg) != len(w) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := arg[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,110 @@
+package keyspace
+
+import (
+	"sync"
+
+	"github.com/goblindb/goblin/packed"
+)
+
+// NumDBs is the number of databases, as in Redis's default configuration.
+const NumDBs = 16
+
+// Entry is one key's value and metadata.
+type Entry struct {
+	Z        *packed.ZSet
+	ExpireAt int64  // Unix milliseconds; 0 means no expiry
+	Version  uint64 // log index of the last modification (for WATCH)
+}
+
+// Keyspace is the whole replicated state: NumDBs databases and the packed
+// layout rules in force.
+type Keyspace struct {
+	sync.RWMutex
+	dbs   [NumDBs]*DB
+	rules Rules
+	// flushed is the log index of the last FLUSHALL/FLUSHDB per database:
+	// every key of that database counts as modified at that index.
+	flushed [NumDBs]uint64
+	// horizon: deletions before this log index are forgotten, so any key
+	// without a newer record counts as modified at horizon (WATCH aborts
+	// conservatively rather than miss a change).
+	horizon uint64
+}
+
+// New returns an empty keyspace.
+func New() *Keyspace {
+	ks := &Keyspace{}
+	for i := range ks.dbs {
+		ks.dbs[i] = newDB()
+	}
+	return ks
+}
+
+// DB returns database i (0 <= i < NumDBs).
+func (ks *Keyspace) DB(i int) *DB { return ks.dbs[i] }
+
+// Rules returns the packed-layout rules in force.
+func (ks *Keyspace) Rules() Rules { return ks.rules }
+
+// SetRules replaces the packed-layout rules (a replicated decision).
+func (ks *Keyspace) SetRules(r Rules) { ks.rules = r }
+
+// Flush empties database i at log index idx.
+func (ks *Keyspace) Flush(i int, idx uint64) {
+	ks.dbs[i] = newDB()
+	ks.flushed[i] = idx
+}
+
+// FlushAll empties every database at log index idx.
+func (ks *Keyspace) FlushAll(idx uint64) {
+	for i := range ks.dbs {
+		ks.Flush(i, idx)
+	}
+}
+
+// Swap exchanges the contents of databases a and b at log index idx.
+func (ks *Keyspace) Swap(a, b int, idx uint64) {
+	ks.dbs[a], ks.dbs[b] = ks.dbs[b], ks.dbs[a]
+	ks.flushed[a], ks.flushed[b] = idx, idx
+}
+
+// Modified returns the log index at which key in database db last changed,
+// as far as the keyspace can tell: its entry's version, or the database's
+// last flush or the key's deletion when absent.
+func (ks *Keyspace) Modified(db int, key []byte) uint64 {
+	v := max(ks.flushed[db], ks.horizon)
+	d := ks.dbs[db]
+	if e, ok := d.keys[string(key)]; ok && e.Version > v {
+		v = e.Version
+	}
+	if t, ok := d.tombstones[string(key)]; ok && t > v {
+		v = t
+	}
+	return v
+}
+
+// TotalKeys returns the number of keys in all databases.
+func (ks *Keyspace) TotalKeys() int {
+	n := 0
+	for _, d := range ks.dbs {
+		n += d.Len()
+	}
+	return n
+}
+
+// PruneTombstones forgets deletions recorded before log index horizon.
+// Keys without a newer record then count as modified at horizon. It is a
+// deterministic function of the log, so every node prunes alike.
+func (ks *Keyspace) PruneTombstones(horizon uint64) {
+	if horizon <= ks.horizon {
+		return
+	}
+	ks.horizon = horizon
+	for _, d := range ks.dbs {
+		for k, idx := range d.tombstones {
+			if idx < horizon {
+				delete(d.tombstones, k)
+			}
+		}
+	}
+}

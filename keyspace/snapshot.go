@@ -1,0 +1,183 @@
+package keyspace
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+
+	"github.com/goblindb/goblin/packed"
+)
+
+// ErrCorrupt is returned by Decode for data that is not a keyspace.
+var ErrCorrupt = errors.New("keyspace: corrupt snapshot")
+
+const snapshotVersion = 1
+
+// Clone returns a deep copy, for a point-in-time snapshot that can be
+// written while the original keeps changing.
+func (ks *Keyspace) Clone() *Keyspace {
+	c := &Keyspace{rules: append(Rules(nil), ks.rules...), flushed: ks.flushed, horizon: ks.horizon}
+	for i, d := range ks.dbs {
+		nd := newDB()
+		for k, e := range d.keys {
+			ne := &Entry{Z: e.Z.Clone(), ExpireAt: e.ExpireAt, Version: e.Version}
+			nd.keys[k] = ne
+			nd.order.Set(scanItem{scanHash(k), k})
+			if e.ExpireAt != 0 {
+				nd.expires.Set(expireItem{e.ExpireAt, k})
+			}
+		}
+		for k, idx := range d.tombstones {
+			nd.tombstones[k] = idx
+		}
+		c.dbs[i] = nd
+	}
+	return c
+}
+
+// Encode writes the whole keyspace: rules, per-database flush indexes,
+// the tombstone horizon, then every key (name, expiry, version, set) and
+// tombstone of every database.
+func (ks *Keyspace) Encode(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	var tmp []byte
+	put := func(b []byte) { tmp = append(tmp, b...) }
+	flush := func() error {
+		_, err := bw.Write(tmp)
+		tmp = tmp[:0]
+		return err
+	}
+	tmp = append(tmp, snapshotVersion)
+	tmp = binary.AppendUvarint(tmp, ks.horizon)
+	tmp = binary.AppendUvarint(tmp, uint64(len(ks.rules)))
+	for _, r := range ks.rules {
+		tmp = binary.AppendUvarint(tmp, uint64(len(r.Pattern)))
+		put([]byte(r.Pattern))
+		tmp = append(tmp, byte(r.Layout))
+	}
+	for i, d := range ks.dbs {
+		tmp = binary.AppendUvarint(tmp, ks.flushed[i])
+		tmp = binary.AppendUvarint(tmp, uint64(len(d.keys)))
+		if err := flush(); err != nil {
+			return err
+		}
+		for k, e := range d.keys {
+			tmp = binary.AppendUvarint(tmp, uint64(len(k)))
+			put([]byte(k))
+			tmp = binary.AppendVarint(tmp, e.ExpireAt)
+			tmp = binary.AppendUvarint(tmp, e.Version)
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := e.Z.EncodeTo(bw); err != nil {
+				return err
+			}
+		}
+		tmp = binary.AppendUvarint(tmp, uint64(len(d.tombstones)))
+		for k, idx := range d.tombstones {
+			tmp = binary.AppendUvarint(tmp, uint64(len(k)))
+			put([]byte(k))
+			tmp = binary.AppendUvarint(tmp, idx)
+			if len(tmp) > 1<<15 {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// maxKeyLen bounds a decoded key name (Redis's limit is 512 MiB).
+const maxKeyLen = 512 << 20
+
+// Decode reads a keyspace written by Encode.
+func Decode(r *bufio.Reader) (*Keyspace, error) {
+	ks := New()
+	fail := func() (*Keyspace, error) { return nil, ErrCorrupt }
+	uv := func() (uint64, bool) {
+		v, err := binary.ReadUvarint(r)
+		return v, err == nil
+	}
+	str := func() (string, bool) {
+		n, ok := uv()
+		if !ok || n > maxKeyLen {
+			return "", false
+		}
+		// Grow with the data actually present: a corrupt length must not
+		// allocate what the stream does not hold.
+		b, err := io.ReadAll(io.LimitReader(r, int64(n)))
+		if err != nil || uint64(len(b)) != n {
+			return "", false
+		}
+		return string(b), true
+	}
+	if v, err := r.ReadByte(); err != nil || v != snapshotVersion {
+		return fail()
+	}
+	var ok bool
+	if ks.horizon, ok = uv(); !ok {
+		return fail()
+	}
+	nrules, ok := uv()
+	if !ok || nrules > 1<<16 {
+		return fail()
+	}
+	for i := uint64(0); i < nrules; i++ {
+		p, ok := str()
+		lb, err := r.ReadByte()
+		if !ok || err != nil || !packed.Layout(lb).Valid() {
+			return fail()
+		}
+		ks.rules = append(ks.rules, Rule{Pattern: p, Layout: packed.Layout(lb)})
+	}
+	for i := range ks.dbs {
+		d := ks.dbs[i]
+		if ks.flushed[i], ok = uv(); !ok {
+			return fail()
+		}
+		n, ok := uv()
+		if !ok {
+			return fail()
+		}
+		for j := uint64(0); j < n; j++ {
+			k, ok := str()
+			if !ok {
+				return fail()
+			}
+			at, err := binary.ReadVarint(r)
+			if err != nil || at < 0 {
+				return fail()
+			}
+			ver, ok := uv()
+			if !ok {
+				return fail()
+			}
+			z, err := packed.Decode(r)
+			if err != nil || z.Len() == 0 {
+				return fail()
+			}
+			if _, dup := d.keys[k]; dup {
+				return fail()
+			}
+			d.Set([]byte(k), &Entry{Z: z, ExpireAt: at}, ver)
+		}
+		nt, ok := uv()
+		if !ok {
+			return fail()
+		}
+		for j := uint64(0); j < nt; j++ {
+			k, ok := str()
+			idx, ok2 := uv()
+			if !ok || !ok2 {
+				return fail()
+			}
+			d.tombstones[k] = idx
+		}
+	}
+	return ks, nil
+}

@@ -1,0 +1,116 @@
+package raftfsm
+
+import (
+	"github.com/goblindb/goblin/command"
+	"github.com/goblindb/goblin/keyspace"
+)
+
+// tombstoneWindow is how many log entries a deleted key's deletion index
+// is remembered for WATCH; pruning runs every tombstonePruneEvery entries.
+const (
+	tombstoneWindow     = 1 << 20
+	tombstonePruneEvery = 1 << 12
+)
+
+// Applier executes decoded entries against a keyspace. It is the whole
+// state machine without Raft: feed it a log in order and it produces the
+// same keyspace and replies as every node did. Callers hold KS's write
+// lock around Apply.
+type Applier struct {
+	KS *keyspace.Keyspace
+	// Ready is called when a write leaves a sorted set with members, so
+	// blocked clients can be served. Optional.
+	Ready func(db int, key []byte)
+	// now is the state's clock: the largest entry time seen, so time never
+	// runs backwards when leadership moves to a node with a slower clock.
+	now int64
+	w   command.Writer
+}
+
+// NewApplier returns an Applier over ks.
+func NewApplier(ks *keyspace.Keyspace) *Applier { return &Applier{KS: ks} }
+
+// Now returns the state's clock (Unix ms).
+func (a *Applier) Now() int64 { return a.now }
+
+// Apply executes e, the entry at log index, and returns the reply bytes
+// (nil for entries that have no reply).
+func (a *Applier) Apply(index uint64, e *Entry) []byte {
+	if e.Time > a.now {
+		a.now = e.Time
+	}
+	if index%tombstonePruneEvery == 0 && index > tombstoneWindow {
+		a.KS.PruneTombstones(index - tombstoneWindow)
+	}
+	switch e.Op {
+	case OpCommand:
+		a.begin(e)
+		a.run(index, e.Commands[0])
+		return a.reply()
+	case OpMulti:
+		a.begin(e)
+		if a.watchFailed(e) {
+			a.w.NullArray()
+			return a.reply()
+		}
+		a.w.Array(len(e.Commands))
+		for _, c := range e.Commands {
+			a.run(index, c)
+		}
+		return a.reply()
+	case OpExpire:
+		for _, k := range e.Expired {
+			db := a.KS.DB(k.DB)
+			if ent := db.Peek(k.Key); ent != nil && ent.ExpireAt == k.At && k.At <= a.now {
+				db.Delete(k.Key, index)
+			}
+		}
+	case OpRules:
+		a.KS.SetRules(rulesFromLog(e.Rules))
+	}
+	return nil
+}
+
+func (a *Applier) begin(e *Entry) {
+	a.w.Reset()
+	a.w.Proto = int(e.Proto)
+	a.w.Format = command.Double72
+	if e.Double70 {
+		a.w.Format = command.Double70
+	}
+}
+
+// reply returns a copy of what the writer holds: the bytes outlive this
+// call (they travel back to the client's connection).
+func (a *Applier) reply() []byte {
+	return append([]byte(nil), a.w.Bytes()...)
+}
+
+func (a *Applier) run(index uint64, c Command) {
+	spec := command.Lookup(c.Argv[0])
+	if spec == nil {
+		a.w.Error(command.UnknownCommandError(c.Argv))
+		return
+	}
+	if !spec.CheckArity(len(c.Argv)) {
+		a.w.Error(command.ArityError(spec.Name))
+		return
+	}
+	ctx := command.Ctx{KS: a.KS, DB: c.DB, Now: a.now, Index: index, W: &a.w, Ready: a.Ready}
+	spec.Run(&ctx, c.Argv)
+}
+
+// watchFailed reports whether a watched key changed after the watch: its
+// modification index is newer, or it expired since (Redis counts a key
+// that expires while watched as changed).
+func (a *Applier) watchFailed(e *Entry) bool {
+	for _, w := range e.Watched {
+		if a.KS.Modified(w.DB, w.Key) > e.WatchIndex {
+			return true
+		}
+		if db := a.KS.DB(w.DB); !w.Expired && db.Peek(w.Key) != nil && db.Get(w.Key, a.now) == nil {
+			return true
+		}
+	}
+	return false
+}

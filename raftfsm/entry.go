@@ -1,0 +1,297 @@
+package raftfsm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/goblindb/goblin/packed"
+)
+
+// Version is the entry format version written by this build.
+const Version = 1
+
+// Op is an entry's operation.
+type Op uint8
+
+// Entry operations. Values are part of the log format: never renumber.
+const (
+	OpNoop    Op = iota // does nothing; used as a barrier
+	OpCommand           // one data command
+	OpMulti             // MULTI/EXEC: several commands applied atomically
+	OpExpire            // the leader found these keys expired: delete them
+	OpRules             // replace the packed-layout rules
+)
+
+func (o Op) String() string {
+	switch o {
+	case OpNoop:
+		return "noop"
+	case OpCommand:
+		return "command"
+	case OpMulti:
+		return "multi"
+	case OpExpire:
+		return "expire"
+	case OpRules:
+		return "rules"
+	}
+	return fmt.Sprintf("op(%d)", uint8(o))
+}
+
+// Command is one command inside an entry.
+type Command struct {
+	DB   int
+	Argv [][]byte
+}
+
+// WatchedKey is a key a transaction WATCHed.
+type WatchedKey struct {
+	DB  int
+	Key []byte
+	// Expired records that the key was already logically expired when
+	// watched, so its later expiry is not a change.
+	Expired bool
+}
+
+// ExpiredKey names a key the leader found expired, with the expiry time it
+// had then (so a key given a new time meanwhile is not deleted).
+type ExpiredKey struct {
+	DB  int
+	Key []byte
+	At  int64
+}
+
+// Rule is a packed-layout rule as logged.
+type Rule struct {
+	Pattern string
+	Layout  uint8
+}
+
+// Entry is a decoded log entry.
+type Entry struct {
+	Op Op
+	// Time is the leader's clock in Unix milliseconds when it proposed the
+	// entry.
+	Time int64
+	// Proto is the protocol (2 or 3) replies are encoded in; Double70 asks
+	// for Redis 7.0's double format.
+	Proto    uint8
+	Double70 bool
+	// Commands: one for OpCommand, the queued commands for OpMulti.
+	Commands []Command
+	// WatchIndex and Watched: for OpMulti, EXEC aborts if any watched key
+	// changed after log index WatchIndex.
+	WatchIndex uint64
+	Watched    []WatchedKey
+	Expired    []ExpiredKey // OpExpire
+	Rules      []Rule       // OpRules
+}
+
+// ErrCorrupt is returned by Decode for bytes that are not a valid entry.
+var ErrCorrupt = errors.New("raftfsm: corrupt log entry")
+
+const flagDouble70 = 1
+
+// Encode appends the binary form of e to dst.
+func (e *Entry) Encode(dst []byte) []byte {
+	dst = append(dst, Version, byte(e.Op))
+	switch e.Op {
+	case OpCommand, OpMulti:
+		var flags byte
+		if e.Double70 {
+			flags |= flagDouble70
+		}
+		dst = append(dst, e.Proto, flags)
+		dst = binary.AppendVarint(dst, e.Time)
+		if e.Op == OpMulti {
+			dst = binary.AppendUvarint(dst, e.WatchIndex)
+			dst = binary.AppendUvarint(dst, uint64(len(e.Watched)))
+			for _, w := range e.Watched {
+				exp := byte(0)
+				if w.Expired {
+					exp = 1
+				}
+				dst = append(dst, byte(w.DB), exp)
+				dst = appendBytes(dst, w.Key)
+			}
+		}
+		dst = binary.AppendUvarint(dst, uint64(len(e.Commands)))
+		for _, c := range e.Commands {
+			dst = append(dst, byte(c.DB))
+			dst = binary.AppendUvarint(dst, uint64(len(c.Argv)))
+			for _, a := range c.Argv {
+				dst = appendBytes(dst, a)
+			}
+		}
+	case OpExpire:
+		dst = binary.AppendVarint(dst, e.Time)
+		dst = binary.AppendUvarint(dst, uint64(len(e.Expired)))
+		for _, k := range e.Expired {
+			dst = append(dst, byte(k.DB))
+			dst = appendBytes(dst, k.Key)
+			dst = binary.AppendVarint(dst, k.At)
+		}
+	case OpRules:
+		dst = binary.AppendUvarint(dst, uint64(len(e.Rules)))
+		for _, r := range e.Rules {
+			dst = appendBytes(dst, []byte(r.Pattern))
+			dst = append(dst, r.Layout)
+		}
+	}
+	return dst
+}
+
+func appendBytes(dst, b []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(b)))
+	return append(dst, b...)
+}
+
+// decoder reads an entry with bounds checks; the first failure sticks.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = ErrCorrupt
+	}
+	d.b = nil
+}
+
+func (d *decoder) byte() byte {
+	if len(d.b) < 1 {
+		d.fail()
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+// count reads a length that must be plausible given what is left (each
+// item takes at least min bytes), so a corrupt count cannot make us
+// allocate without bound.
+func (d *decoder) count(min int) int {
+	n := d.uvarint()
+	if n > uint64(len(d.b)/min) {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+// bytes returns a slice of the entry's own buffer (no copy).
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return nil
+	}
+	b := d.b[:n:n]
+	d.b = d.b[n:]
+	return b
+}
+
+func (d *decoder) db() int {
+	v := d.byte()
+	if v >= 16 {
+		d.fail()
+	}
+	return int(v)
+}
+
+// Decode parses an entry. Byte slices in the result alias data.
+func Decode(data []byte) (*Entry, error) {
+	d := &decoder{b: data}
+	if v := d.byte(); v != Version {
+		return nil, fmt.Errorf("%w: version %d", ErrCorrupt, v)
+	}
+	e := &Entry{Op: Op(d.byte())}
+	switch e.Op {
+	case OpNoop:
+	case OpCommand, OpMulti:
+		e.Proto = d.byte()
+		flags := d.byte()
+		e.Double70 = flags&flagDouble70 != 0
+		if e.Proto != 2 && e.Proto != 3 {
+			d.fail()
+		}
+		e.Time = d.varint()
+		if e.Op == OpMulti {
+			e.WatchIndex = d.uvarint()
+			n := d.count(3)
+			e.Watched = make([]WatchedKey, n)
+			for i := range e.Watched {
+				e.Watched[i].DB = d.db()
+				e.Watched[i].Expired = d.byte() == 1
+				e.Watched[i].Key = d.bytes()
+			}
+		}
+		n := d.count(2)
+		e.Commands = make([]Command, n)
+		for i := range e.Commands {
+			e.Commands[i].DB = d.db()
+			argc := d.count(1)
+			if argc == 0 {
+				d.fail()
+			}
+			e.Commands[i].Argv = make([][]byte, argc)
+			for j := range e.Commands[i].Argv {
+				e.Commands[i].Argv[j] = d.bytes()
+			}
+		}
+		if e.Op == OpCommand && n != 1 {
+			d.fail()
+		}
+	case OpExpire:
+		e.Time = d.varint()
+		n := d.count(3)
+		e.Expired = make([]ExpiredKey, n)
+		for i := range e.Expired {
+			e.Expired[i].DB = d.db()
+			e.Expired[i].Key = d.bytes()
+			e.Expired[i].At = d.varint()
+		}
+	case OpRules:
+		n := d.count(2)
+		e.Rules = make([]Rule, n)
+		for i := range e.Rules {
+			e.Rules[i].Pattern = string(d.bytes())
+			e.Rules[i].Layout = d.byte()
+			if !packed.Layout(e.Rules[i].Layout).Valid() {
+				d.fail() // a layout this build does not know
+			}
+		}
+	default:
+		d.fail()
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail()
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	return e, nil
+}

@@ -1,0 +1,253 @@
+package raftfsm
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/goblindb/goblin/keyspace"
+)
+
+// FSM adapts an Applier to hashicorp/raft.
+type FSM struct {
+	A *Applier
+	// applied is the index of the last log the FSM has applied.
+	applied atomic.Uint64
+	mu      sync.Mutex
+	waiters []waiter
+	// OnApply, if set, is called after each applied batch with the
+	// entries that were commands (for blocking pops and statistics).
+	OnApply func(lastIndex uint64)
+}
+
+type waiter struct {
+	index uint64
+	ch    chan struct{}
+}
+
+var (
+	_ raft.FSM         = (*FSM)(nil)
+	_ raft.BatchingFSM = (*FSM)(nil)
+)
+
+// New returns an FSM over an empty keyspace.
+func New() *FSM { return &FSM{A: NewApplier(keyspace.New())} }
+
+// KS returns the keyspace (which Restore may replace: call it each time).
+func (f *FSM) KS() *keyspace.Keyspace {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.A.KS
+}
+
+// Applied returns the index of the last applied log.
+func (f *FSM) Applied() uint64 { return f.applied.Load() }
+
+// WaitApplied returns a channel closed once the log at index is applied.
+func (f *FSM) WaitApplied(index uint64) <-chan struct{} {
+	ch := make(chan struct{})
+	if f.applied.Load() >= index {
+		close(ch)
+		return ch
+	}
+	f.mu.Lock()
+	if f.applied.Load() >= index {
+		close(ch)
+	} else {
+		f.waiters = append(f.waiters, waiter{index, ch})
+	}
+	f.mu.Unlock()
+	return ch
+}
+
+func (f *FSM) setApplied(index uint64) {
+	f.applied.Store(index)
+	f.mu.Lock()
+	kept := f.waiters[:0]
+	for _, w := range f.waiters {
+		if w.index <= index {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	for i := len(kept); i < len(f.waiters); i++ {
+		f.waiters[i] = waiter{}
+	}
+	f.waiters = kept
+	f.mu.Unlock()
+}
+
+// Apply applies one log (raft uses ApplyBatch; this is for completeness).
+func (f *FSM) Apply(l *raft.Log) interface{} {
+	return f.ApplyBatch([]*raft.Log{l})[0]
+}
+
+// ApplyBatch applies committed logs under one write lock. It panics on an
+// entry it cannot decode: the log is corrupt, and carrying on would let
+// this node diverge from its peers.
+func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
+	out := make([]interface{}, len(logs))
+	ks := f.KS()
+	ks.Lock()
+	for i, l := range logs {
+		if l.Type != raft.LogCommand {
+			continue
+		}
+		e, err := Decode(l.Data)
+		if err != nil {
+			ks.Unlock()
+			panic(fmt.Sprintf("goblin: log entry %d (term %d) cannot be decoded: %v; the log is corrupt", l.Index, l.Term, err))
+		}
+		if r := f.A.Apply(l.Index, e); r != nil {
+			out[i] = Result{Index: l.Index, Reply: r}
+		} else {
+			out[i] = Result{Index: l.Index}
+		}
+	}
+	ks.Unlock()
+	if len(logs) > 0 {
+		last := logs[len(logs)-1].Index
+		f.setApplied(last)
+		if f.OnApply != nil {
+			f.OnApply(last)
+		}
+	}
+	return out
+}
+
+// Result is what Apply returns for each log through raft's ApplyFuture.
+type Result struct {
+	Index uint64
+	Reply []byte
+}
+
+// Snapshot captures the state. It runs on raft's FSM goroutine (no Apply
+// runs meanwhile), so it clones the keyspace and lets Persist encode the
+// clone while applies continue.
+func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
+	ks := f.KS()
+	ks.RLock()
+	defer ks.RUnlock()
+	return &snapshot{ks: ks.Clone(), now: f.A.now, index: f.applied.Load()}, nil
+}
+
+// Restore replaces the state with a snapshot. The snapshot is verified
+// whole (checksum) before anything is replaced.
+func (f *FSM) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	ks, now, err := ReadSnapshot(rc)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	old := f.A.KS
+	old.Lock()
+	f.A.KS = ks
+	f.A.now = now
+	old.Unlock()
+	f.mu.Unlock()
+	return nil
+}
+
+// snapshotMagic starts every snapshot file.
+var snapshotMagic = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 1}
+
+type snapshot struct {
+	ks    *keyspace.Keyspace
+	now   int64
+	index uint64
+}
+
+// Persist writes magic, clock, keyspace and a CRC-32C of all of it.
+func (s *snapshot) Persist(sink raft.SnapshotSink) error {
+	if err := WriteSnapshot(sink, s.ks, s.now); err != nil {
+		sink.Cancel()
+		return err
+	}
+	return sink.Close()
+}
+
+func (s *snapshot) Release() {}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// WriteSnapshot writes the snapshot format to w.
+func WriteSnapshot(w io.Writer, ks *keyspace.Keyspace, now int64) error {
+	h := crc32.New(castagnoli)
+	mw := io.MultiWriter(w, h)
+	hdr := append(snapshotMagic[:], make([]byte, 0, 10)...)
+	hdr = binary.AppendVarint(hdr, now)
+	if _, err := mw.Write(hdr); err != nil {
+		return err
+	}
+	if err := ks.Encode(mw); err != nil {
+		return err
+	}
+	var sum [4]byte
+	binary.LittleEndian.PutUint32(sum[:], h.Sum32())
+	_, err := w.Write(sum[:])
+	return err
+}
+
+// ReadSnapshot reads a snapshot written by WriteSnapshot, verifying it.
+func ReadSnapshot(r io.Reader) (*keyspace.Keyspace, int64, error) {
+	cr := &crcReader{r: r, h: crc32.New(castagnoli)}
+	br := bufio.NewReaderSize(cr, 1<<16)
+	var magic [8]byte
+	if _, err := io.ReadFull(br, magic[:]); err != nil || magic != snapshotMagic {
+		return nil, 0, fmt.Errorf("raftfsm: not a goblin snapshot")
+	}
+	now, err := binary.ReadVarint(br)
+	if err != nil {
+		return nil, 0, ErrCorrupt
+	}
+	ks, err := keyspace.Decode(br)
+	if err != nil {
+		return nil, 0, err
+	}
+	if n, _ := io.Copy(io.Discard, br); n != 0 || cr.n < 4 {
+		return nil, 0, fmt.Errorf("%w: trailing data or missing checksum", ErrCorrupt)
+	}
+	if binary.LittleEndian.Uint32(cr.tail[:]) != cr.h.Sum32() {
+		return nil, 0, fmt.Errorf("%w: snapshot checksum mismatch", ErrCorrupt)
+	}
+	return ks, now, nil
+}
+
+// crcReader hashes everything it reads except the last 4 bytes of the
+// stream, which it keeps in tail: the checksum trailer.
+type crcReader struct {
+	r    io.Reader
+	h    hash.Hash32
+	tail [4]byte
+	n    int // bytes held in tail
+}
+
+func (c *crcReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	if b := p[:k]; len(b) >= 4 {
+		c.h.Write(c.tail[:c.n])
+		c.h.Write(b[:len(b)-4])
+		copy(c.tail[:], b[len(b)-4:])
+		c.n = 4
+		return k, err
+	}
+	for _, b := range p[:k] {
+		if c.n == 4 {
+			c.h.Write(c.tail[:1])
+			copy(c.tail[:], c.tail[1:])
+			c.n = 3
+		}
+		c.tail[c.n] = b
+		c.n++
+	}
+	return k, err
+}
