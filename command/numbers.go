@@ -368,3 +368,6 @@ func appendShortest(dst []byte, f float64) []byte {
 	}
 	return strconv.AppendInt(dst, int64(exp), 10)
 }
+
+// ParseInt parses an integer argument exactly as Redis's string2ll does.
+func ParseInt(b []byte) (int64, bool) { return parseInt(b) }

@@ -1,0 +1,213 @@
+// Command goblind runs a Goblin node: a Redis-compatible sorted-set server
+// whose writes go through a Raft log.
+//
+// With no flags it runs a single-node cluster on 127.0.0.1:6379 with its
+// data in ./goblin-data. Every flag has a GOBLIN_* environment equivalent
+// (--raft-addr is GOBLIN_RAFT_ADDR); a flag given on the command line wins.
+//
+//	goblind [flags]        run a node
+//	goblind ping [--addr]  exit 0 if a node answers PING (for healthchecks)
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/goblindb/goblin/keyspace"
+	"github.com/goblindb/goblin/node"
+	"github.com/goblindb/goblin/packed"
+	"github.com/goblindb/goblin/resp"
+)
+
+// version is what HELLO and INFO report; Goblin follows Redis 7.2.
+const version = "7.2.0"
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "ping" {
+		os.Exit(ping(os.Args[2:]))
+	}
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "goblind:", err)
+		os.Exit(1)
+	}
+}
+
+// rules collects repeated --packed PATTERN=LAYOUT flags.
+type rules keyspace.Rules
+
+func (r *rules) String() string {
+	var parts []string
+	for _, x := range *r {
+		parts = append(parts, x.Pattern+"="+x.Layout.String())
+	}
+	return strings.Join(parts, " ")
+}
+
+func (r *rules) Set(v string) error {
+	// The environment form holds several rules separated by spaces.
+	for _, one := range strings.Fields(v) {
+		i := strings.LastIndexByte(one, '=')
+		if i <= 0 {
+			return fmt.Errorf("want PATTERN=LAYOUT, got %q", one)
+		}
+		l, err := packed.ParseLayout(one[i+1:])
+		if err != nil || l == packed.Standard {
+			return fmt.Errorf("unknown packed layout %q (want int32|int64|uuid:float32|float64)", one[i+1:])
+		}
+		*r = append(*r, keyspace.Rule{Pattern: one[:i], Layout: l})
+	}
+	return nil
+}
+
+type options struct {
+	addr, unixSocket, data, id, raftAddr, raftAdvertise string
+	fsync, requirePass, logLevel, doubleFormat          string
+	packed                                              rules
+	snapshotThreshold                                   uint64
+}
+
+func parseFlags(args []string) (*options, error) {
+	o := &options{}
+	fs := flag.NewFlagSet("goblind", flag.ContinueOnError)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:6379", "RESP listen address")
+	fs.StringVar(&o.unixSocket, "unixsocket", "", "also listen on this Unix socket path")
+	fs.StringVar(&o.data, "data", "./goblin-data", "data directory (Raft log, stable store, snapshots)")
+	fs.StringVar(&o.id, "id", "", "node ID (default: the Raft address)")
+	fs.StringVar(&o.raftAddr, "raft-addr", "", "Raft listen address (default: the RESP host, port+10000)")
+	fs.StringVar(&o.raftAdvertise, "raft-advertise", "", "Raft address peers use (default: --raft-addr)")
+	fs.StringVar(&o.fsync, "fsync", "always", "log durability: always (fsync every commit batch) or everysec")
+	fs.StringVar(&o.requirePass, "requirepass", "", "password clients must AUTH with")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	fs.StringVar(&o.doubleFormat, "double-format", "7.2", "how replies write doubles: 7.2 (shortest) or 7.0 (%.17g, as Redis 7.0)")
+	fs.Var(&o.packed, "packed", "PATTERN=LAYOUT: new keys matching PATTERN get a packed layout, e.g. 'wiki:*=int32:float32' (repeatable)")
+	fs.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "log entries between snapshots")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := "GOBLIN_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok && !set[f.Name] && err == nil {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s: %w", env, e)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.raftAddr == "" {
+		o.raftAddr, err = shiftPort(o.addr, 10000)
+	}
+	return o, err
+}
+
+// shiftPort returns addr with its port increased by d.
+func shiftPort(addr string, d int) (string, error) {
+	i := strings.LastIndexByte(addr, ':')
+	if i < 0 {
+		return "", fmt.Errorf("address %q has no port", addr)
+	}
+	var port int
+	if _, err := fmt.Sscan(addr[i+1:], &port); err != nil {
+		return "", fmt.Errorf("address %q: bad port", addr)
+	}
+	if port == 0 {
+		return addr[:i] + ":0", nil
+	}
+	return fmt.Sprintf("%s:%d", addr[:i], port+d), nil
+}
+
+func run(args []string) error {
+	o, err := parseFlags(args)
+	if err != nil {
+		return err
+	}
+	fsync, err := node.ParseFsync(o.fsync)
+	if err != nil {
+		return err
+	}
+	if o.doubleFormat != "7.2" && o.doubleFormat != "7.0" {
+		return fmt.Errorf("--double-format must be 7.2 or 7.0")
+	}
+	logger := hclog.New(&hclog.LoggerOptions{Name: "goblind", Level: hclog.LevelFromString(o.logLevel), Output: os.Stderr})
+
+	n, err := node.New(node.Config{
+		ID:                o.id,
+		DataDir:           o.data,
+		RaftAddr:          o.raftAddr,
+		RaftAdvertise:     o.raftAdvertise,
+		Fsync:             fsync,
+		Bootstrap:         true,
+		Rules:             keyspace.Rules(o.packed),
+		Logger:            logger,
+		SnapshotThreshold: o.snapshotThreshold,
+	})
+	if err != nil {
+		return err
+	}
+	srv := resp.NewServer(resp.Config{
+		Addr:        o.addr,
+		UnixSocket:  o.unixSocket,
+		RequirePass: o.requirePass,
+		Double70:    o.doubleFormat == "7.0",
+		Version:     version,
+		RunID:       fmt.Sprintf("%040x", time.Now().UnixNano()),
+	}, n)
+	if err := srv.Listen(); err != nil {
+		n.Close()
+		return err
+	}
+	srv.Serve()
+	logger.Info("ready to accept connections", "addr", srv.Addr().String(), "raft", o.raftAddr, "data", o.data, "fsync", fsync.String())
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	s := <-sig
+	logger.Info("shutting down", "signal", s.String())
+	srv.Close()
+	if err := n.Close(); err != nil {
+		return fmt.Errorf("closing node: %w", err)
+	}
+	logger.Info("bye")
+	return nil
+}
+
+// ping is the healthcheck subcommand: PING the node at --addr.
+func ping(args []string) int {
+	fs := flag.NewFlagSet("goblind ping", flag.ContinueOnError)
+	addr := fs.String("addr", envOr("GOBLIN_ADDR", "127.0.0.1:6379"), "node to ping")
+	pass := fs.String("requirepass", os.Getenv("GOBLIN_REQUIREPASS"), "password")
+	timeout := fs.Duration("timeout", 2*time.Second, "give up after")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	if err := pingNode(ctx, *addr, *pass); err != nil {
+		fmt.Fprintln(os.Stderr, "goblind ping:", err)
+		return 1
+	}
+	fmt.Println("PONG")
+	return 0
+}
+
+func envOr(k, def string) string {
+	if v, ok := os.LookupEnv(k); ok {
+		return v
+	}
+	return def
+}

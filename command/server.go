@@ -1,0 +1,52 @@
+package command
+
+// Connection commands that may be queued in a transaction run here too,
+// so EXEC's reply holds their replies in order. Outside transactions the
+// RESP edge answers them itself.
+
+func init() {
+	register(
+		&Spec{Name: "ping", Arity: -1, Flags: Fast | Stale | Loading, Group: "connection", Run: runPing},
+		&Spec{Name: "echo", Arity: 2, Flags: Fast | Stale | Loading, Group: "connection", Run: runEcho},
+		&Spec{Name: "select", Arity: 2, Flags: Fast | Stale | Loading, Group: "connection", Run: runSelect},
+		// UNWATCH inside a transaction is a no-op: EXEC unwatches anyway.
+		&Spec{Name: "unwatch", Arity: 1, Flags: Fast | Stale | Loading, Group: "transactions", Run: func(c *Ctx, _ [][]byte) { c.W.OK() }},
+	)
+}
+
+func runPing(c *Ctx, argv [][]byte) {
+	if len(argv) > 2 {
+		c.W.Error(ArityError("ping"))
+		return
+	}
+	if len(argv) == 2 {
+		c.W.Bulk(argv[1])
+		return
+	}
+	c.W.Simple("PONG")
+}
+
+func runEcho(c *Ctx, argv [][]byte) { c.W.Bulk(argv[1]) }
+
+// runSelect switches the database for the rest of a transaction.
+func runSelect(c *Ctx, argv [][]byte) {
+	db, err := ParseDB(argv[1])
+	if err != nil {
+		c.W.Error(err)
+		return
+	}
+	c.DB = db
+	c.W.OK()
+}
+
+// ParseDB parses a SELECT argument as Redis does.
+func ParseDB(b []byte) (int, error) {
+	v, ok := parseInt(b)
+	if !ok || v < -2147483648 || v > 2147483647 {
+		return 0, ErrNotInteger
+	}
+	if v < 0 || v >= 16 {
+		return 0, ErrDBIndex
+	}
+	return int(v), nil
+}

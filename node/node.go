@@ -1,0 +1,238 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/goblindb/goblin/keyspace"
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+// Config configures a node.
+type Config struct {
+	ID       string // Raft server ID; defaults to the Raft address
+	DataDir  string
+	RaftAddr string // Raft bind address (host:port)
+	// RaftAdvertise is the Raft address peers use; defaults to RaftAddr.
+	RaftAdvertise string
+	Fsync         Fsync
+	// Bootstrap makes a node with no Raft state bootstrap a single-voter
+	// cluster of itself. A node with state never bootstraps again.
+	Bootstrap bool
+	// Rules are the packed-layout rules this node's operator configured;
+	// a leader replicates them when they differ from the state's.
+	Rules keyspace.Rules
+	// Transport overrides the TCP transport (tests use raft's in-memory one).
+	Transport raft.Transport
+	Logger    hclog.Logger
+	// Raft tuning; zero values take the defaults below.
+	HeartbeatTimeout time.Duration
+	ElectionTimeout  time.Duration
+	// SnapshotThreshold is how many log entries trigger a snapshot.
+	SnapshotThreshold uint64
+}
+
+// Node is one running Goblin node.
+type Node struct {
+	cfg    Config
+	log    hclog.Logger
+	raft   *raft.Raft
+	fsm    *raftfsm.FSM
+	stores *stores
+	trans  raft.Transport
+
+	// ready is the term in which this node, as leader, has applied its
+	// own barrier entry: from then on its commit index covers every
+	// acknowledged write, and reads may use it.
+	readyTerm atomic.Uint64
+	// singleVoter is true while the configuration has one voter (this
+	// node): leadership then needs no confirmation round.
+	singleVoter atomic.Bool
+	verifier    verifier
+
+	notify   chan bool
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	closed   atomic.Bool
+	closeErr error
+	closeMu  sync.Mutex
+}
+
+// New starts a node: opens its stores, restores its state, and starts Raft.
+func New(cfg Config) (*Node, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("node: DataDir is required")
+	}
+	if cfg.RaftAdvertise == "" {
+		cfg.RaftAdvertise = cfg.RaftAddr
+	}
+	if cfg.ID == "" {
+		cfg.ID = cfg.RaftAdvertise
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "goblin", Level: hclog.Info, Output: os.Stderr})
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, err
+	}
+	n := &Node{cfg: cfg, log: cfg.Logger, fsm: raftfsm.New(), notify: make(chan bool, 16), stop: make(chan struct{})}
+	n.verifier.n = n
+
+	st, err := openStores(cfg.DataDir, cfg.Fsync)
+	if err != nil {
+		return nil, err
+	}
+	n.stores = st
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.DataDir, "snapshots"), 2, cfg.Logger.Named("snapshot"))
+	if err != nil {
+		st.close()
+		return nil, fmt.Errorf("node: snapshot store: %w", err)
+	}
+	n.trans = cfg.Transport
+	if n.trans == nil {
+		adv, err := net.ResolveTCPAddr("tcp", cfg.RaftAdvertise)
+		if err != nil {
+			st.close()
+			return nil, fmt.Errorf("node: raft advertise address: %w", err)
+		}
+		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 8, 10*time.Second, cfg.Logger.Named("transport"))
+		if err != nil {
+			st.close()
+			return nil, fmt.Errorf("node: raft transport: %w", err)
+		}
+		n.trans = t
+	}
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.ID)
+	rc.Logger = cfg.Logger.Named("raft")
+	rc.NotifyCh = n.notify
+	rc.BatchApplyCh = true
+	rc.MaxAppendEntries = 256
+	rc.HeartbeatTimeout = orDefault(cfg.HeartbeatTimeout, 1000*time.Millisecond)
+	rc.ElectionTimeout = orDefault(cfg.ElectionTimeout, 1000*time.Millisecond)
+	rc.LeaderLeaseTimeout = rc.HeartbeatTimeout / 2
+	if cfg.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = cfg.SnapshotThreshold
+		rc.TrailingLogs = cfg.SnapshotThreshold
+	}
+
+	if cfg.Bootstrap {
+		has, err := raft.HasExistingState(st.logStore(), st.stableStore(), snaps)
+		if err != nil {
+			n.closeTransport()
+			st.close()
+			return nil, err
+		}
+		if !has {
+			conf := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: n.trans.LocalAddr()}}}
+			if err := raft.BootstrapCluster(rc, st.logStore(), st.stableStore(), snaps, n.trans, conf); err != nil {
+				n.closeTransport()
+				st.close()
+				return nil, fmt.Errorf("node: bootstrap: %w", err)
+			}
+			n.log.Info("bootstrapped a new cluster", "id", cfg.ID)
+		}
+	}
+	r, err := raft.NewRaft(rc, n.fsm, st.logStore(), st.stableStore(), snaps, n.trans)
+	if err != nil {
+		n.closeTransport()
+		st.close()
+		return nil, fmt.Errorf("node: start raft: %w", err)
+	}
+	n.raft = r
+	n.wg.Add(2)
+	go n.watchLeadership()
+	go n.expireLoop()
+	return n, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
+
+func (n *Node) closeTransport() {
+	if c, ok := n.trans.(io.Closer); ok {
+		c.Close()
+	}
+}
+
+// Close shuts the node down: Raft first (no more applies), then the
+// stores, synced. It is safe to call more than once.
+func (n *Node) Close() error {
+	n.closeMu.Lock()
+	defer n.closeMu.Unlock()
+	if n.closed.Swap(true) {
+		return n.closeErr
+	}
+	close(n.stop)
+	n.wg.Wait()
+	err := n.raft.Shutdown().Error()
+	n.closeTransport()
+	if e := n.stores.close(); err == nil {
+		err = e
+	}
+	n.closeErr = err
+	return err
+}
+
+// ID returns the node's Raft server ID.
+func (n *Node) ID() string { return n.cfg.ID }
+
+// Raft exposes the Raft instance (for cluster management and stats).
+func (n *Node) Raft() *raft.Raft { return n.raft }
+
+// FSM exposes the state machine.
+func (n *Node) FSM() *raftfsm.FSM { return n.fsm }
+
+// Config returns the node's configuration.
+func (n *Node) Config() Config { return n.cfg }
+
+// IsLeader reports whether this node is the Raft leader.
+func (n *Node) IsLeader() bool { return n.raft.State() == raft.Leader }
+
+// Ready reports whether this node is a leader whose term barrier has been
+// applied, so it can serve linearizable reads and accept writes.
+func (n *Node) Ready() bool {
+	t := n.readyTerm.Load()
+	return t != 0 && n.IsLeader() && t == n.currentTerm()
+}
+
+func (n *Node) currentTerm() uint64 { return n.raft.CurrentTerm() }
+
+// View runs fn with the keyspace under a read lock, with the local clock.
+func (n *Node) View(fn func(ks *keyspace.Keyspace, now int64)) {
+	ks := n.fsm.KS()
+	ks.RLock()
+	defer ks.RUnlock()
+	fn(ks, n.Now())
+}
+
+// Now returns the clock reads and proposals use: Unix milliseconds.
+func (n *Node) Now() int64 { return time.Now().UnixMilli() }
+
+// waitApplied waits until the local state machine has applied index.
+func (n *Node) waitApplied(ctx context.Context, index uint64) error {
+	select {
+	case <-n.fsm.WaitApplied(index):
+		return nil
+	case <-ctx.Done():
+		return ErrTimeout
+	case <-n.stop:
+		return ErrClosed
+	}
+}

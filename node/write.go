@@ -1,0 +1,76 @@
+package node
+
+import (
+	"errors"
+	"time"
+
+	"github.com/hashicorp/raft"
+
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+// enqueueTimeout bounds how long a proposal waits to enter Raft's queue.
+const enqueueTimeout = 5 * time.Second
+
+// Pending is a proposed entry whose outcome is not known yet.
+type Pending struct {
+	f   raft.ApplyFuture
+	err error
+}
+
+// Propose hands e to Raft without waiting and returns a function that
+// waits for the result. Entries proposed by one goroutine are committed in
+// the order proposed.
+func (n *Node) Propose(e *raftfsm.Entry) func() (raftfsm.Result, error) {
+	return n.propose(e).Wait
+}
+
+func (n *Node) propose(e *raftfsm.Entry) *Pending {
+	if n.closed.Load() {
+		return &Pending{err: ErrClosed}
+	}
+	if !n.IsLeader() {
+		return &Pending{err: n.notLeaderErr()}
+	}
+	return &Pending{f: n.raft.Apply(e.Encode(nil), enqueueTimeout)}
+}
+
+// Wait waits until the entry is committed and applied on this node and
+// returns its result. Raft always answers a future: with the result, or
+// with an error when leadership is lost or the node shuts down.
+func (p *Pending) Wait() (raftfsm.Result, error) {
+	if p.err != nil {
+		return raftfsm.Result{}, p.err
+	}
+	if err := p.f.Error(); err != nil {
+		return raftfsm.Result{}, translateRaftErr(err)
+	}
+	res, _ := p.f.Response().(raftfsm.Result)
+	return res, nil
+}
+
+// Apply proposes e and waits for its result.
+func (n *Node) Apply(e *raftfsm.Entry) (raftfsm.Result, error) {
+	return n.propose(e).Wait()
+}
+
+func (n *Node) notLeaderErr() error {
+	if addr, _ := n.raft.LeaderWithID(); addr == "" {
+		return ErrNoLeader
+	}
+	return ErrNotLeader
+}
+
+func translateRaftErr(err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader):
+		return ErrNotLeader
+	case errors.Is(err, raft.ErrLeadershipLost), errors.Is(err, raft.ErrLeadershipTransferInProgress):
+		return ErrUncertain
+	case errors.Is(err, raft.ErrRaftShutdown):
+		return ErrClosed
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return ErrTimeout
+	}
+	return err
+}

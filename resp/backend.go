@@ -1,0 +1,27 @@
+package resp
+
+import (
+	"context"
+
+	"github.com/goblindb/goblin/keyspace"
+	"github.com/goblindb/goblin/node"
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+// Backend is what the RESP edge needs from a node.
+type Backend interface {
+	// Propose hands an entry to the log and returns a function that waits
+	// until it is applied on this node and returns its result.
+	Propose(e *raftfsm.Entry) func() (raftfsm.Result, error)
+	// ReadBarrier returns once a local read is linearizable; with local
+	// set (READONLY connections) it only checks the node is not stale.
+	ReadBarrier(ctx context.Context, local bool) error
+	// View runs fn with the keyspace read-locked.
+	View(fn func(ks *keyspace.Keyspace, now int64))
+	// Now is the clock proposals carry (Unix ms).
+	Now() int64
+	// AppliedIndex is the index of the last entry applied here (WATCH).
+	AppliedIndex() uint64
+	// Status describes the node for INFO and ROLE: key/value pairs.
+	Status() node.Status
+}

@@ -1,0 +1,173 @@
+package resp
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/tidwall/redcon"
+
+	"github.com/goblindb/goblin/command"
+	"github.com/goblindb/goblin/keyspace"
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+// readTimeout bounds how long a read waits for its consistency check.
+const readTimeout = 5 * time.Second
+
+// runBatch executes the commands redcon read in one go, in order.
+func (c *client) runBatch(cmds []redcon.Command) {
+	c.barrier = false
+	for _, cmd := range cmds {
+		if len(cmd.Args) == 0 {
+			continue
+		}
+		c.execute(cmd.Args)
+	}
+	c.drain()
+}
+
+// drain waits for the writes proposed so far and writes their replies.
+func (c *client) drain() {
+	for i, wait := range c.pending {
+		res, err := wait()
+		if err != nil {
+			c.replyError(translate(err))
+		} else {
+			c.conn.WriteRaw(res.Reply)
+		}
+		c.pending[i] = nil
+	}
+	c.pending = c.pending[:0]
+}
+
+// execute runs one command: connection commands here, data commands
+// through the backend.
+func (c *client) execute(argv [][]byte) {
+	name := argv[0]
+	cc := lookupConnCommand(name)
+	var spec *command.Spec
+	if cc == nil {
+		spec = command.Lookup(name)
+	}
+	fullname := ""
+	switch {
+	case cc != nil:
+		fullname = cc.name
+	case spec != nil:
+		fullname = spec.Name
+	}
+	c.lastTime.Store(time.Now().UnixMilli())
+	if fullname != "" {
+		c.lastCmd.Store(&fullname)
+	}
+
+	if !c.authed && (cc == nil || !cc.noAuth) {
+		c.drain()
+		c.rejectInMulti()
+		c.replyError(errNoAuth)
+		return
+	}
+	if cc == nil && spec == nil {
+		c.drain()
+		c.rejectInMulti()
+		c.s.stats.rejected.Add(1)
+		c.replyError(command.UnknownCommandError(argv))
+		return
+	}
+	arityOK := false
+	if cc != nil {
+		arityOK = checkArity(cc.arity, len(argv))
+	} else {
+		arityOK = spec.CheckArity(len(argv))
+	}
+	if !arityOK {
+		c.drain()
+		c.rejectInMulti()
+		c.s.stats.rejected.Add(1)
+		c.replyError(command.ArityError(fullname))
+		return
+	}
+	c.s.countCommand(fullname)
+
+	if c.multi != nil {
+		c.drain()
+		switch {
+		case cc == nil || cc.inMulti == queue:
+			c.queue(argv, spec, cc)
+			return
+		case cc.inMulti == refuse:
+			c.rejectInMulti()
+			c.replyError(errNotAllowed)
+			return
+		}
+	}
+	if cc != nil {
+		c.drain()
+		cc.run(c, argv)
+		return
+	}
+	if spec.Flags&command.Write != 0 {
+		c.write(spec, argv)
+		return
+	}
+	c.read(spec, argv)
+}
+
+func checkArity(arity, argc int) bool {
+	if arity > 0 {
+		return argc == arity
+	}
+	return argc >= -arity
+}
+
+// write validates a write command and proposes it; its reply is written by
+// drain, in order.
+func (c *client) write(spec *command.Spec, argv [][]byte) {
+	if spec.Validate != nil {
+		if err := spec.Validate(argv); err != nil {
+			c.drain()
+			c.replyError(err)
+			return
+		}
+	}
+	e := &raftfsm.Entry{
+		Op:       raftfsm.OpCommand,
+		Time:     c.s.backend.Now(),
+		Proto:    uint8(c.proto),
+		Double70: c.s.cfg.Double70,
+		Commands: []raftfsm.Command{{DB: c.db, Argv: argv}},
+	}
+	c.pending = append(c.pending, c.s.backend.Propose(e))
+}
+
+// read runs a read command once the batch's writes are applied and a
+// consistency check has passed.
+func (c *client) read(spec *command.Spec, argv [][]byte) {
+	c.drain()
+	if err := c.readBarrier(); err != nil {
+		c.replyError(translate(err))
+		return
+	}
+	w := c.writer()
+	c.s.backend.View(func(ks *keyspace.Keyspace, now int64) {
+		ctx := command.Ctx{KS: ks, DB: c.db, Now: now, W: w, Rand: rand.Uint64}
+		spec.Run(&ctx, argv)
+	})
+	c.flush()
+}
+
+// readBarrier takes one consistency check per batch: every command in the
+// batch arrived before it started, so it covers them all.
+func (c *client) readBarrier() error {
+	if c.barrier {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
+	defer cancel()
+	if err := c.s.backend.ReadBarrier(ctx, c.readonly); err != nil {
+		return err
+	}
+	c.barrier = true
+	return nil
+}

@@ -1,0 +1,14 @@
+// Package resp is Goblin's network edge: it accepts RESP connections
+// (tidwall/redcon) on TCP and Unix sockets, keeps each connection's state
+// (database, protocol, name, transaction, watched keys, READONLY), answers
+// the connection and server commands (HELLO, AUTH, CLIENT, SELECT, MULTI,
+// INFO, COMMAND, CONFIG, ...), and hands data commands to the backend:
+// writes as log entries, reads after a consistency check. Node errors are
+// translated into Redis's wording here and nowhere else.
+//
+// Pipelining: redcon hands over every command already read from a
+// connection at once. Writes in such a batch are proposed to Raft without
+// waiting for one another, so one round of log replication serves them
+// all; a read waits for the writes before it (a connection reads its own
+// writes), and all replies go out in order.
+package resp

@@ -1,0 +1,34 @@
+package resp
+
+import (
+	"errors"
+
+	"github.com/goblindb/goblin/command"
+	"github.com/goblindb/goblin/node"
+)
+
+var (
+	errNoAuth     = command.Errorf("NOAUTH Authentication required.")
+	errWrongPass  = command.Errorf("WRONGPASS invalid username-password pair or user is disabled.")
+	errNoPassword = command.Errorf("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+	errNotAllowed = command.Errorf("ERR Command not allowed inside a transaction")
+)
+
+// translate turns a node error into the reply a Redis client understands.
+func translate(err error) error {
+	switch {
+	case errors.Is(err, node.ErrNoLeader):
+		return command.Errorf("CLUSTERDOWN no leader: the cluster is electing one or has lost its majority; retry shortly")
+	case errors.Is(err, node.ErrNotLeader):
+		return command.Errorf("TRYAGAIN this node is not the leader; retry shortly")
+	case errors.Is(err, node.ErrTimeout):
+		return command.Errorf("TRYAGAIN timed out waiting for the cluster; retry shortly")
+	case errors.Is(err, node.ErrUncertain):
+		return command.Errorf("TRYAGAIN leadership changed while the write was in flight: it may or may not have been applied")
+	case errors.Is(err, node.ErrClosed):
+		return command.Errorf("ERR server is shutting down")
+	case errors.Is(err, node.ErrStale):
+		return command.Errorf("CLUSTERDOWN this replica has not heard from a leader recently; READWRITE for a linearizable read")
+	}
+	return err
+}
