@@ -99,8 +99,3 @@ func appendUUID(dst []byte, u [16]byte) []byte {
 	}
 	return dst
 }
-
-// fitsFloat32 reports whether f is held exactly by a float32.
-func fitsFloat32(f float64) bool {
-	return float64(float32(f)) == f || math.IsNaN(f)
-}

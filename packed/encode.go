@@ -5,45 +5,85 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"math"
+	"slices"
 )
 
 // ErrCorrupt is returned by Decode for data that is not a valid encoding.
 var ErrCorrupt = errors.New("packed: corrupt encoding")
 
-const encodingVersion = 1
+// The snapshot encoding, version 2:
+//
+//	version  u8 (2)
+//	layout   u8
+//	count    uvarint
+//	blocks   one per leaf, in rank order, until count entries:
+//	  k        uvarint, 1 <= k <= 65536
+//	  scores   k × (f32 or f64, little-endian)
+//	  members  k × member: INT32/INT64 little-endian, UUID its 16 bytes,
+//	           standard a uvarint length and the bytes
+//
+// Scores come first so that a decoder can add each member as it reads it.
+// Decode checks every length and bound, that entries are in strictly
+// increasing (score, member) order with no member twice and no NaN, and
+// rebuilds the set with a bulk load. It reads exactly the encoding, so
+// encodings can be concatenated in one stream.
+const encodingVersion = 2
 
 // maxMemberLen bounds a decoded member (Redis's own limit is 512 MiB).
 const maxMemberLen = 512 << 20
 
-// EncodeTo writes the set to w: version, layout, count, then each member's
-// text and score in rank order.
+// maxBlock bounds a block's entry count.
+const maxBlock = 1 << 16
+
+// EncodeTo writes the set to w in the snapshot encoding.
 func (z *ZSet) EncodeTo(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	var hdr [2 + 2*binary.MaxVarintLen64]byte
-	hdr[0], hdr[1] = encodingVersion, byte(z.layout)
-	n := 2 + binary.PutUvarint(hdr[2:], uint64(z.Len()))
-	if _, err := bw.Write(hdr[:n]); err != nil {
+	hdr := []byte{encodingVersion, byte(z.layout)}
+	hdr = binary.AppendUvarint(hdr, uint64(z.Len()))
+	if _, err := bw.Write(hdr); err != nil {
 		return err
 	}
-	var err error
-	var scratch [binary.MaxVarintLen64 + 8]byte
-	z.Range(0, z.Len(), false, func(m []byte, s float64) bool {
-		k := binary.PutUvarint(scratch[:], uint64(len(m)))
-		if _, err = bw.Write(scratch[:k]); err != nil {
-			return false
-		}
-		if _, err = bw.Write(m); err != nil {
-			return false
-		}
-		binary.LittleEndian.PutUint64(scratch[:8], math.Float64bits(s))
-		_, err = bw.Write(scratch[:8])
-		return err == nil
-	})
-	if err != nil {
+	if err := z.c.encode(bw); err != nil {
 		return err
 	}
 	return bw.Flush()
+}
+
+func (c *zcore[M, S]) encode(w *bufio.Writer) error {
+	var err error
+	var buf []byte
+	c.walk(nil, func(l *leaf[M, S]) {
+		ks, ss := l.live()
+		for len(ks) > 0 && err == nil {
+			k := min(len(ks), maxBlock)
+			buf = binary.AppendUvarint(buf[:0], uint64(k))
+			for _, s := range ss[:k] {
+				buf = appendScore(buf, s)
+			}
+			for _, m := range ks[:k] {
+				if kindOf[M]() == MemberBytes {
+					b := c.ar.get(*asRef(&m))
+					buf = binary.AppendUvarint(buf, uint64(len(b)))
+					if len(buf)+len(b) > 1<<16 {
+						if _, err = w.Write(buf); err != nil {
+							return
+						}
+						buf = buf[:0]
+						if _, err = w.Write(b); err != nil {
+							return
+						}
+						continue
+					}
+					buf = append(buf, b...)
+					continue
+				}
+				buf = appendPacked(buf, m)
+			}
+			_, err = w.Write(buf)
+			ks, ss = ks[k:], ss[k:]
+		}
+	})
+	return err
 }
 
 // Decode reads a set written by EncodeTo.
@@ -57,34 +97,71 @@ func Decode(r *bufio.Reader) (*ZSet, error) {
 		return nil, ErrCorrupt
 	}
 	count, err := binary.ReadUvarint(r)
-	if err != nil {
+	if err != nil || count > 1<<40 {
 		return nil, ErrCorrupt
 	}
-	z := New(Layout(lb))
-	var buf []byte
-	var sb [8]byte
-	for i := uint64(0); i < count; i++ {
-		n, err := binary.ReadUvarint(r)
-		if err != nil || n > maxMemberLen {
-			return nil, ErrCorrupt
-		}
-		if uint64(cap(buf)) < n {
-			buf = make([]byte, n)
-		}
-		buf = buf[:n]
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, ErrCorrupt
-		}
-		if _, err := io.ReadFull(r, sb[:]); err != nil {
-			return nil, ErrCorrupt
-		}
-		s := math.Float64frombits(binary.LittleEndian.Uint64(sb[:]))
-		if math.IsNaN(s) || z.CheckMember(buf) != nil {
-			return nil, ErrCorrupt
-		}
-		if res, err := z.Add(buf, s, AddNX); err != nil || !res.Added {
-			return nil, ErrCorrupt
-		}
+	c := newCore(Layout(lb), DefaultLeafCap, maxFanout)
+	if err := c.decode(r, int(count)); err != nil {
+		return nil, ErrCorrupt
 	}
-	return z, nil
+	return &ZSet{layout: Layout(lb), c: c}, nil
+}
+
+func (c *zcore[M, S]) decode(r *bufio.Reader, n int) error {
+	b := c.newBuilder(n)
+	sw, mw := scoreWidth[S](), memberWidth[M]()
+	var scores []S
+	var raw, mb []byte
+	for left := n; left > 0; {
+		k, err := binary.ReadUvarint(r)
+		if err != nil || k == 0 || k > maxBlock || k > uint64(left) {
+			return ErrCorrupt
+		}
+		if raw, err = readN(r, raw, int(k)*sw); err != nil {
+			return err
+		}
+		scores = scores[:0]
+		for i := range int(k) {
+			scores = append(scores, getScore[S](raw[i*sw:]))
+		}
+		for _, s := range scores {
+			var p probe[M]
+			if mw > 0 {
+				if mb, err = readN(r, mb, mw); err != nil {
+					return err
+				}
+				p.m = getPacked[M](mb)
+			} else {
+				ln, err := binary.ReadUvarint(r)
+				if err != nil || ln > maxMemberLen {
+					return ErrCorrupt
+				}
+				if mb, err = readN(r, mb, int(ln)); err != nil {
+					return err
+				}
+				p.b = mb
+			}
+			if err := b.add(&p, s); err != nil {
+				return err
+			}
+		}
+		left -= int(k)
+	}
+	return b.finish()
+}
+
+// readN reads n bytes into buf, growing it only as data arrives, so a
+// corrupt length cannot make Decode allocate more than the input holds
+// (plus 64 KiB).
+func readN(r io.Reader, buf []byte, n int) ([]byte, error) {
+	buf = buf[:0]
+	for len(buf) < n {
+		k := min(n-len(buf), 1<<16)
+		buf = slices.Grow(buf, k)
+		if _, err := io.ReadFull(r, buf[len(buf):len(buf)+k]); err != nil {
+			return nil, ErrCorrupt
+		}
+		buf = buf[:len(buf)+k]
+	}
+	return buf, nil
 }

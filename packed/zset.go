@@ -1,6 +1,9 @@
 package packed
 
 import (
+	"bufio"
+	"fmt"
+	"iter"
 	"math"
 )
 
@@ -45,14 +48,33 @@ type core interface {
 	removeRange(start, end int) int
 	bytes() int
 	check() error
+	stats() Stats
+	caps() (leafCap, branchCap int)
+	clone() core
+	encode(w *bufio.Writer) error
+	load(n int, entries iter.Seq2[[]byte, float64]) error
+	decode(r *bufio.Reader, n int) error
 }
 
-// New returns an empty sorted set with the given layout.
-func New(l Layout) *ZSet {
+// New returns an empty sorted set with the given layout and the default
+// leaf capacity.
+func New(l Layout) *ZSet { return NewWithCapacity(l, DefaultLeafCap) }
+
+// NewWithCapacity returns an empty sorted set whose leaves hold up to
+// leafCap entries (4 to MaxLeafCap). Small capacities make deep trees from
+// few members, which tests use; see doc.go for the trade-off.
+func NewWithCapacity(l Layout, leafCap int) *ZSet {
+	return newWithCaps(l, leafCap, maxFanout)
+}
+
+func newWithCaps(l Layout, leafCap, branchCap int) *ZSet {
 	if !l.Valid() {
 		panic("packed: invalid layout")
 	}
-	return &ZSet{layout: l, c: newNaive(l)}
+	if leafCap < 4 || leafCap > MaxLeafCap || branchCap < 4 || branchCap > maxFanout {
+		panic(fmt.Sprintf("packed: invalid capacities %d/%d", leafCap, branchCap))
+	}
+	return &ZSet{layout: l, c: newCore(l, leafCap, branchCap)}
 }
 
 // Layout returns the set's current layout (which widening may change).
@@ -96,35 +118,34 @@ func (z *ZSet) memberLayout(m []byte) (Layout, error) {
 // Add inserts m with score (or increments it under AddIncr), honouring NX,
 // XX, GT and LT. It widens the layout when m or the resulting score needs it.
 // On error (ErrMember, ErrNaN) the set is unchanged. score must not be NaN.
+//
+// Widening happens only when the operation will store the member or score:
+// an XX, NX, GT or LT condition that skips the operation never widens.
 func (z *ZSet) Add(m []byte, score float64, f AddFlags) (AddResult, error) {
-	nl, err := z.memberLayout(m)
-	if err != nil {
-		return AddResult{}, err
-	}
-	if nl.Float32Scores() {
-		target := score
-		if f&AddIncr != 0 {
-			if cur, ok := z.c.score(m); ok {
-				target = cur + score
-			}
-		}
-		if !fitsFloat32(target) {
-			nl = nl.widenScore()
+	for {
+		res, err := z.c.add(m, score, f)
+		switch err {
+		case errWidenMember:
+			z.convert(z.layout.widenMember())
+		case errWidenScore:
+			z.convert(z.layout.widenScore())
+		default:
+			return res, err
 		}
 	}
-	if nl != z.layout {
-		z.convert(nl)
-	}
-	return z.c.add(m, score, f)
 }
 
-// convert rebuilds the set in layout nl, which can hold every member.
+// convert rebuilds the set in layout nl, which can hold every member and
+// score exactly and orders them the same way, with a bulk load.
 func (z *ZSet) convert(nl Layout) {
-	nc := newNaive(nl)
-	z.c.iterate(0, z.c.len(), false, func(m []byte, s float64) bool {
-		nc.add(m, s, 0)
-		return true
+	lc, bc := z.c.caps()
+	nc := newCore(nl, lc, bc)
+	err := nc.load(z.c.len(), func(yield func([]byte, float64) bool) {
+		z.c.iterate(0, z.c.len(), false, yield)
 	})
+	if err != nil {
+		panic("packed: widening failed: " + err.Error())
+	}
 	z.layout, z.c = nl, nc
 }
 
@@ -207,18 +228,17 @@ func clampRange(start, end, n int) (int, int) {
 	return start, end
 }
 
-// Bytes returns the bytes allocated for the set.
+// Bytes returns the bytes allocated for the set: every leaf, branch, index
+// and arena allocation and the headers, each rounded up to the size the Go
+// allocator really uses. It walks the leaves, O(n / leaf capacity).
 func (z *ZSet) Bytes() int { return z.c.bytes() }
 
-// Clone returns a deep copy.
-func (z *ZSet) Clone() *ZSet {
-	n := New(z.layout)
-	z.c.iterate(0, z.c.len(), false, func(m []byte, s float64) bool {
-		n.c.add(m, s, 0)
-		return true
-	})
-	return n
-}
+// Stats describes the set's structure and memory.
+func (z *ZSet) Stats() Stats { return z.c.stats() }
 
-// Check verifies the structure's invariants.
+// Clone returns a deep copy.
+func (z *ZSet) Clone() *ZSet { return &ZSet{layout: z.layout, c: z.c.clone()} }
+
+// Check verifies the structure's invariants (counts, order, fences, leaf
+// links and fill, index agreement) in O(n).
 func (z *ZSet) Check() error { return z.c.check() }

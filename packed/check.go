@@ -1,0 +1,181 @@
+package packed
+
+import (
+	"fmt"
+	"math"
+)
+
+// check verifies every invariant of the tree, the index and the arena:
+// counts, order, fences, leaf links, fill, and that the index holds exactly
+// the tree's members with bit-identical scores. It is O(n).
+func (c *zcore[M, S]) check() error {
+	var leaves []*leaf[M, S]
+	total, err := c.checkNode(c.root, c.rootLeaf, 0, &leaves, nil, nil)
+	if err != nil {
+		return err
+	}
+	if total != c.n {
+		return fmt.Errorf("tree holds %d entries, count says %d", total, c.n)
+	}
+	if err := c.checkLinks(leaves); err != nil {
+		return err
+	}
+	return c.checkIndex(leaves)
+}
+
+// bound is a fence a subtree's keys must respect.
+type bound[M member, S score] struct {
+	s S
+	m M
+}
+
+func (c *zcore[M, S]) cmpKeys(as S, am M, bs S, bm M) int {
+	if as != bs {
+		if as < bs {
+			return -1
+		}
+		return 1
+	}
+	p := c.stored(am)
+	return c.cmpMember(&p, &bm)
+}
+
+// checkNode checks the subtree rooted at b (or leaf l) at depth d, whose
+// keys must be >= lo and < hi (nil: unbounded), and returns its size.
+func (c *zcore[M, S]) checkNode(b *branch[M, S], l *leaf[M, S], d int, leaves *[]*leaf[M, S], lo, hi *bound[M, S]) (int, error) {
+	if d == c.height {
+		if l == nil {
+			if d == 0 && c.n == 0 {
+				return 0, nil
+			}
+			return 0, fmt.Errorf("missing leaf at depth %d", d)
+		}
+		*leaves = append(*leaves, l)
+		return l.n(), c.checkLeaf(l, d, lo, hi)
+	}
+	if b == nil {
+		return 0, fmt.Errorf("missing branch at depth %d", d)
+	}
+	minN := c.minBranch()
+	if d == 0 {
+		minN = 2
+	}
+	if b.n < minN || b.n > c.branchCap {
+		return 0, fmt.Errorf("branch at depth %d has %d children (want %d..%d)", d, b.n, minN, c.branchCap)
+	}
+	total := 0
+	for i := range b.n {
+		clo, chi := lo, hi
+		if i > 0 {
+			clo = &bound[M, S]{b.sepS[i], b.sepM[i]}
+			if kindOf[M]() == MemberBytes && !c.ar.valid(*asRef(&b.sepM[i])) {
+				return 0, fmt.Errorf("fence %d at depth %d points outside the arena", i, d)
+			}
+		}
+		if i+1 < b.n {
+			chi = &bound[M, S]{b.sepS[i+1], b.sepM[i+1]}
+		}
+		n, err := c.checkNode(b.kids[i], b.leaves[i], d+1, leaves, clo, chi)
+		if err != nil {
+			return 0, err
+		}
+		if n != b.counts[i] {
+			return 0, fmt.Errorf("child %d at depth %d holds %d entries, count says %d", i, d, n, b.counts[i])
+		}
+		total += n
+	}
+	return total, nil
+}
+
+func (c *zcore[M, S]) checkLeaf(l *leaf[M, S], d int, lo, hi *bound[M, S]) error {
+	n := l.n()
+	if l.lo < 0 || l.lo > l.hi || int(l.hi) > len(l.keys) || len(l.scores) != len(l.keys) {
+		return fmt.Errorf("leaf bounds [%d,%d) capacity %d", l.lo, l.hi, len(l.keys))
+	}
+	if len(l.keys) > c.leafCap || d > 0 && (n == 0 || len(l.keys) != c.leafCap) {
+		return fmt.Errorf("leaf at depth %d holds %d of capacity %d (tree capacity %d)", d, n, len(l.keys), c.leafCap)
+	}
+	ks, ss := l.live()
+	for i := range ks {
+		if ss[i] != ss[i] {
+			return fmt.Errorf("NaN score in leaf")
+		}
+		if kindOf[M]() == MemberBytes && !c.ar.valid(*asRef(&ks[i])) {
+			return fmt.Errorf("member points outside the arena")
+		}
+		if i > 0 && c.cmpKeys(ss[i-1], ks[i-1], ss[i], ks[i]) >= 0 {
+			return fmt.Errorf("leaf entries %d and %d out of order", i-1, i)
+		}
+	}
+	if n > 0 && lo != nil && c.cmpKeys(ss[0], ks[0], lo.s, lo.m) < 0 {
+		return fmt.Errorf("leaf starts below its fence")
+	}
+	if n > 0 && hi != nil && c.cmpKeys(ss[n-1], ks[n-1], hi.s, hi.m) >= 0 {
+		return fmt.Errorf("leaf ends at or above the next fence")
+	}
+	return nil
+}
+
+func (c *zcore[M, S]) checkLinks(leaves []*leaf[M, S]) error {
+	for i, l := range leaves {
+		var prev, next *leaf[M, S]
+		if i > 0 {
+			prev = leaves[i-1]
+		}
+		if i+1 < len(leaves) {
+			next = leaves[i+1]
+		}
+		if l.prev != prev || l.next != next {
+			return fmt.Errorf("leaf %d has wrong neighbour links", i)
+		}
+	}
+	return nil
+}
+
+func (c *zcore[M, S]) checkIndex(leaves []*leaf[M, S]) error {
+	x := &c.idx
+	if x.count != c.n {
+		return fmt.Errorf("index holds %d members, tree %d", x.count, c.n)
+	}
+	full, tombs := 0, 0
+	for gi := range x.groups {
+		g := &x.groups[gi]
+		for j := range groupSize {
+			switch b := g.ctrl >> (8 * j) & 0xff; b {
+			case ctrlEmpty:
+			case ctrlTomb:
+				tombs++
+			default:
+				if b >= 0x80 {
+					return fmt.Errorf("bad control byte %#x", b)
+				}
+				full++
+				p := c.stored(g.keys[j])
+				h := hashProbe(&p)
+				if h&0x7f != b {
+					return fmt.Errorf("slot %d has fingerprint %#x, member hashes to %#x", gi*8+j, b, h&0x7f)
+				}
+				if slot, ok := c.find(h, &p); !ok || slot != gi*8+j {
+					return fmt.Errorf("slot %d is not found by its own probe", gi*8+j)
+				}
+			}
+		}
+	}
+	if full != x.count || tombs != x.tombs || len(x.groups) > 0 && x.growthLeft != 7*len(x.groups)-full-tombs {
+		return fmt.Errorf("index counts: full %d/%d tombs %d/%d growthLeft %d", full, x.count, tombs, x.tombs, x.growthLeft)
+	}
+	for _, l := range leaves {
+		ks, ss := l.live()
+		for i := range ks {
+			p := c.stored(ks[i])
+			slot, ok := c.find(hashProbe(&p), &p)
+			if !ok {
+				return fmt.Errorf("member %q is in the tree but not the index", c.text(nil, ks[i]))
+			}
+			if s := x.score(slot); math.Float64bits(float64(s)) != math.Float64bits(float64(ss[i])) {
+				return fmt.Errorf("member %q scores %v in the tree, %v in the index", c.text(nil, ks[i]), ss[i], s)
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,271 @@
+package packed
+
+import "errors"
+
+// zcore is the one implementation behind every layout: a counted B+tree of
+// (score, member) entries plus a Swiss index from member to score, generic
+// over the member representation M and the score type S.
+type zcore[M member, S score] struct {
+	layout    Layout
+	leafCap   int
+	branchCap int
+	n         int
+	height    int           // branch levels; 0 means the root is a leaf
+	root      *branch[M, S] // when height > 0
+	rootLeaf  *leaf[M, S]   // when height == 0; nil when the set is empty
+	idx       swiss[M, S]
+	ar        arena // standard layout only
+}
+
+// Internal signals from a core to ZSet.Add: the operation needs a wider
+// layout. The core has changed nothing.
+var (
+	errWidenMember = errors.New("packed: member needs INT64")
+	errWidenScore  = errors.New("packed: score needs FLOAT64")
+)
+
+// DefaultLeafCap is the leaf capacity New uses.
+const DefaultLeafCap = 512
+
+// MaxLeafCap is the largest leaf capacity NewWithCapacity accepts.
+const MaxLeafCap = 1 << 16
+
+// makers builds each layout's core: the layouts differ only in the type
+// parameters.
+var makers = [numLayouts]func(l Layout, leafCap, branchCap int) core{
+	Standard:     newZcore[sref, float64],
+	Int32Float32: newZcore[int32, float32],
+	Int32Float64: newZcore[int32, float64],
+	Int64Float32: newZcore[int64, float32],
+	Int64Float64: newZcore[int64, float64],
+	UUIDFloat32:  newZcore[uuid, float32],
+	UUIDFloat64:  newZcore[uuid, float64],
+}
+
+func newCore(l Layout, leafCap, branchCap int) core { return makers[l](l, leafCap, branchCap) }
+
+func newZcore[M member, S score](l Layout, leafCap, branchCap int) core {
+	return &zcore[M, S]{layout: l, leafCap: leafCap, branchCap: branchCap}
+}
+
+func (c *zcore[M, S]) len() int { return c.n }
+
+func (c *zcore[M, S]) caps() (int, int) { return c.leafCap, c.branchCap }
+
+// lookup parses member text and finds it in the index.
+func (c *zcore[M, S]) lookup(text []byte) (p probe[M], h uint64, slot int, found bool, st parseStatus) {
+	if p, st = parseProbe[M](text); st != parseOK {
+		return p, 0, -1, false, st
+	}
+	h = hashProbe(&p)
+	slot, found = c.find(h, &p)
+	return p, h, slot, found, st
+}
+
+func (c *zcore[M, S]) add(text []byte, sc float64, f AddFlags) (AddResult, error) {
+	p, h, slot, found, st := c.lookup(text)
+	switch {
+	case st == parseBad:
+		return AddResult{}, ErrMember
+	case sc != sc:
+		return AddResult{}, ErrNaN
+	case st == parseWiden:
+		if f&AddXX != 0 {
+			return AddResult{Skipped: true}, nil
+		}
+		return AddResult{}, errWidenMember
+	}
+	if found {
+		return c.update(&p, slot, sc, f)
+	}
+	if f&AddXX != 0 {
+		return AddResult{Skipped: true}, nil
+	}
+	if !fits[S](sc) {
+		return AddResult{}, errWidenScore
+	}
+	slot = c.reserve(h, slot)
+	m := p.m
+	if kindOf[M]() == MemberBytes {
+		r, ok := c.ar.add(p.b)
+		if !ok {
+			c.compact()
+			if r, ok = c.ar.add(p.b); !ok {
+				return AddResult{}, ErrTooLarge
+			}
+		}
+		m = refMember[M](r)
+	}
+	c.insert(S(sc), &p, m)
+	c.idx.commit(slot, h, m, S(sc))
+	return AddResult{Score: sc, Added: true}, nil
+}
+
+// update applies Add to an existing member.
+func (c *zcore[M, S]) update(p *probe[M], slot int, sc float64, f AddFlags) (AddResult, error) {
+	cur := float64(c.idx.score(slot))
+	if f&AddNX != 0 {
+		return AddResult{Score: cur, Skipped: true}, nil
+	}
+	if f&AddIncr != 0 {
+		if sc += cur; sc != sc {
+			return AddResult{}, ErrNaN
+		}
+	}
+	if f&AddGT != 0 && !(sc > cur) || f&AddLT != 0 && !(sc < cur) {
+		return AddResult{Score: cur, Skipped: true}, nil
+	}
+	if sc == cur { // Redis compares with ==: 0 onto -0 is no change
+		return AddResult{Score: cur}, nil
+	}
+	if !fits[S](sc) {
+		return AddResult{}, errWidenScore
+	}
+	c.rescore(S(cur), S(sc), p)
+	c.idx.setScore(slot, S(sc))
+	return AddResult{Score: sc, Changed: true}, nil
+}
+
+func (c *zcore[M, S]) remove(text []byte) bool {
+	p, _, slot, found, _ := c.lookup(text)
+	if !found {
+		return false
+	}
+	s := c.idx.score(slot)
+	var pa path[M, S]
+	l := c.descend(s, &p, &pa)
+	i, ok := c.leafSearch(l, s, &p)
+	if !ok {
+		panic("packed: index and tree disagree")
+	}
+	c.release(l.key(i))
+	c.removeAt(l, &pa, i)
+	c.idx.erase(slot)
+	c.afterRemove()
+	return true
+}
+
+// release accounts for a removed member's arena record.
+func (c *zcore[M, S]) release(m M) {
+	if kindOf[M]() == MemberBytes {
+		c.ar.garbage += c.ar.size(*asRef(&m))
+	}
+}
+
+// afterRemove returns memory after removals: it shrinks a sparse index and
+// compacts an arena that is mostly garbage.
+func (c *zcore[M, S]) afterRemove() {
+	c.maybeShrink()
+	if kindOf[M]() == MemberBytes && c.ar.garbage > 4096 && 2*c.ar.garbage > len(c.ar.buf) {
+		c.compact()
+	}
+}
+
+func (c *zcore[M, S]) score(text []byte) (float64, bool) {
+	_, _, slot, found, _ := c.lookup(text)
+	if !found {
+		return 0, false
+	}
+	return float64(c.idx.score(slot)), true
+}
+
+func (c *zcore[M, S]) rank(text []byte) (int, float64, bool) {
+	p, _, slot, found, _ := c.lookup(text)
+	if !found {
+		return 0, 0, false
+	}
+	s := c.idx.score(slot)
+	var pa path[M, S]
+	l := c.descend(s, &p, &pa)
+	i, _ := c.leafSearch(l, s, &p)
+	return pa.before() + i, float64(s), true
+}
+
+func (c *zcore[M, S]) scoreRank(x float64, inclusive bool) int {
+	if inclusive {
+		return c.prefix(func(s S, _ *M) bool { return float64(s) <= x })
+	}
+	return c.prefix(func(s S, _ *M) bool { return float64(s) < x })
+}
+
+func (c *zcore[M, S]) lexRank(text []byte, inclusive bool) int {
+	p, st := parseProbe[M](text)
+	if st != parseOK {
+		return 0
+	}
+	if inclusive {
+		return c.prefix(func(_ S, m *M) bool { return c.cmpMember(&p, m) >= 0 })
+	}
+	return c.prefix(func(_ S, m *M) bool { return c.cmpMember(&p, m) > 0 })
+}
+
+func (c *zcore[M, S]) iterate(start, end int, reverse bool, fn func(m []byte, s float64) bool) {
+	if start >= end {
+		return
+	}
+	var pa path[M, S]
+	var buf []byte
+	if kindOf[M]() != MemberBytes {
+		buf = make([]byte, 0, 40)
+	}
+	if reverse {
+		l, i := c.selectPath(end-1, &pa)
+		for r := end - 1; r >= start; r-- {
+			if !fn(c.text(buf, l.key(i)), float64(l.score(i))) {
+				return
+			}
+			if i--; i < 0 && l.prev != nil {
+				l = l.prev
+				i = l.n() - 1
+			}
+		}
+		return
+	}
+	l, i := c.selectPath(start, &pa)
+	for r := start; r < end; r++ {
+		if !fn(c.text(buf, l.key(i)), float64(l.score(i))) {
+			return
+		}
+		if i++; i == l.n() && l.next != nil {
+			l, i = l.next, 0
+		}
+	}
+}
+
+// text returns a stored member's text: standard members straight from the
+// arena, packed members formatted into buf.
+func (c *zcore[M, S]) text(buf []byte, m M) []byte {
+	if kindOf[M]() == MemberBytes {
+		return c.ar.get(*asRef(&m))
+	}
+	return c.appendMember(buf[:0], m)
+}
+
+// removeRange removes ranks [start, end) a leaf at a time: each round
+// removes the part of one leaf that is in the range with one shift, then
+// merges or drops the leaf as a single-entry removal would.
+func (c *zcore[M, S]) removeRange(start, end int) int {
+	left := end - start
+	for left > 0 {
+		var pa path[M, S]
+		l, i := c.selectPath(start, &pa)
+		j := min(l.n(), i+left)
+		ks, ss := l.live()
+		for k := i; k < j; k++ {
+			p := c.stored(ks[k])
+			slot, found := c.find(hashProbe(&p), &p)
+			if !found || c.idx.score(slot) != ss[k] {
+				panic("packed: index and tree disagree")
+			}
+			c.release(ks[k])
+			c.idx.erase(slot)
+		}
+		pa.adjust(i - j)
+		c.n -= j - i
+		l.removeRange(i, j)
+		c.fixLeaf(l, &pa)
+		left -= j - i
+	}
+	c.afterRemove()
+	return end - start
+}

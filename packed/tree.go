@@ -1,0 +1,485 @@
+package packed
+
+// The counted B+tree: descent, rank and select, insertion with sibling
+// shifts and splits, removal with merges and redistribution.
+
+// maxHeight bounds the branch levels. Non-root branches keep at least two
+// children, so 32 levels hold far more than 2^32 entries.
+const maxHeight = 32
+
+// initialLeafCap is the capacity a set's first leaf starts with; a root
+// leaf doubles up to the tree's leaf capacity, so small sets stay small.
+const initialLeafCap = 8
+
+type step[M member, S score] struct {
+	b *branch[M, S]
+	i int
+}
+
+// path records a descent: the branch and child index at each level.
+type path[M member, S score] struct {
+	s     [maxHeight]step[M, S]
+	depth int
+}
+
+func (c *zcore[M, S]) minLeaf() int   { return max(1, c.leafCap/4) }
+func (c *zcore[M, S]) minBranch() int { return max(2, c.branchCap/4) }
+
+// keyLess reports whether key (s, p) orders before (fs, fm).
+func (c *zcore[M, S]) keyLess(s S, p *probe[M], fs S, fm *M) bool {
+	return s < fs || s == fs && c.cmpMember(p, fm) < 0
+}
+
+// childFor returns the child of b whose range holds key (s, p).
+func (c *zcore[M, S]) childFor(b *branch[M, S], s S, p *probe[M]) int {
+	lo, hi := 1, b.n
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if c.keyLess(s, p, b.sepS[h], &b.sepM[h]) {
+			hi = h
+		} else {
+			lo = h + 1
+		}
+	}
+	return lo - 1
+}
+
+// descend returns the leaf whose range holds key (s, p), recording the path.
+func (c *zcore[M, S]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
+	pa.depth = c.height
+	if c.height == 0 {
+		return c.rootLeaf
+	}
+	b := c.root
+	for d := 0; ; d++ {
+		i := c.childFor(b, s, p)
+		pa.s[d] = step[M, S]{b, i}
+		if d == c.height-1 {
+			return b.leaves[i]
+		}
+		b = b.kids[i]
+	}
+}
+
+// leafSearch returns the position of the first entry of l not before key
+// (s, p), and whether that entry is the key.
+func (c *zcore[M, S]) leafSearch(l *leaf[M, S], s S, p *probe[M]) (int, bool) {
+	ks, ss := l.live()
+	lo, hi := 0, len(ss)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if ss[h] < s || ss[h] == s && c.cmpMember(p, &ks[h]) > 0 {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo, lo < len(ss) && ss[lo] == s && c.cmpMember(p, &ks[lo]) == 0
+}
+
+// adjust adds delta to the counts along a path.
+func (pa *path[M, S]) adjust(delta int) {
+	for d := range pa.depth {
+		pa.s[d].b.counts[pa.s[d].i] += delta
+	}
+}
+
+// before returns the number of entries in the subtrees left of the path.
+func (pa *path[M, S]) before() int {
+	r := 0
+	for d := range pa.depth {
+		st := pa.s[d]
+		for _, n := range st.b.counts[:st.i] {
+			r += n
+		}
+	}
+	return r
+}
+
+// selectPath returns the leaf and position of the entry of rank r.
+func (c *zcore[M, S]) selectPath(r int, pa *path[M, S]) (*leaf[M, S], int) {
+	pa.depth = c.height
+	if c.height == 0 {
+		return c.rootLeaf, r
+	}
+	b := c.root
+	for d := 0; ; d++ {
+		i := 0
+		for r >= b.counts[i] {
+			r -= b.counts[i]
+			i++
+		}
+		pa.s[d] = step[M, S]{b, i}
+		if d == c.height-1 {
+			return b.leaves[i], r
+		}
+		b = b.kids[i]
+	}
+}
+
+// prefix returns how many entries satisfy in, a predicate that holds for a
+// prefix of the order (such as "score < x").
+func (c *zcore[M, S]) prefix(in func(s S, m *M) bool) int {
+	if c.n == 0 {
+		return 0
+	}
+	r, l := 0, c.rootLeaf
+	if c.height > 0 {
+		b := c.root
+		for d := 0; ; d++ {
+			lo, hi := 1, b.n
+			for lo < hi {
+				h := int(uint(lo+hi) >> 1)
+				if in(b.sepS[h], &b.sepM[h]) {
+					lo = h + 1
+				} else {
+					hi = h
+				}
+			}
+			for _, n := range b.counts[:lo-1] {
+				r += n
+			}
+			if d == c.height-1 {
+				l = b.leaves[lo-1]
+				break
+			}
+			b = b.kids[lo-1]
+		}
+	}
+	ks, ss := l.live()
+	lo, hi := 0, len(ss)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if in(ss[h], &ks[h]) {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return r + lo
+}
+
+// insert adds key (s, p), stored as member m; it must not be in the tree.
+func (c *zcore[M, S]) insert(s S, p *probe[M], m M) {
+	if c.rootLeaf == nil && c.height == 0 {
+		c.rootLeaf = newLeaf[M, S](min(initialLeafCap, c.leafCap))
+	}
+	var pa path[M, S]
+	l := c.descend(s, p, &pa)
+	i, _ := c.leafSearch(l, s, p)
+	pa.adjust(1)
+	c.n++
+	if l.free() == 0 {
+		switch {
+		case len(l.keys) < c.leafCap:
+			l.grow(min(2*len(l.keys), c.leafCap))
+		case pa.depth > 0 && c.shiftInsert(l, &pa, i, m, s):
+			return
+		default:
+			c.splitLeaf(l, &pa, i, m, s)
+			return
+		}
+	}
+	l.insertAt(i, m, s)
+}
+
+// shiftInsert inserts into the full leaf l by first moving half of a
+// sibling's free space worth of entries into that sibling. This keeps
+// leaves nearly full under random insertion, which is most of the memory
+// per member; see doc.go.
+func (c *zcore[M, S]) shiftInsert(l *leaf[M, S], pa *path[M, S], i int, m M, s S) bool {
+	b, ci := pa.s[pa.depth-1].b, pa.s[pa.depth-1].i
+	minShift, n := max(2, c.leafCap/16), l.n()
+	if ci > 0 {
+		if left := b.leaves[ci-1]; left.free() >= minShift {
+			k := left.free() / 2
+			ks, ss := l.live()
+			left.appendN(ks[:k], ss[:k])
+			l.removeRange(0, k)
+			b.counts[ci-1] += k
+			b.counts[ci] -= k
+			if i <= k {
+				left.insertAt(left.n()-k+i, m, s)
+				b.counts[ci-1]++
+				b.counts[ci]--
+			} else {
+				l.insertAt(i-k, m, s)
+			}
+			b.setFence(ci, l.score(0), l.key(0))
+			return true
+		}
+	}
+	if ci+1 < b.n {
+		if right := b.leaves[ci+1]; right.free() >= minShift {
+			k := right.free() / 2
+			ks, ss := l.live()
+			right.prependN(ks[n-k:], ss[n-k:])
+			l.removeRange(n-k, n)
+			b.counts[ci+1] += k
+			b.counts[ci] -= k
+			if i > n-k {
+				right.insertAt(i-(n-k), m, s)
+				b.counts[ci+1]++
+				b.counts[ci]--
+			} else {
+				l.insertAt(i, m, s)
+			}
+			b.setFence(ci+1, right.score(0), right.key(0))
+			return true
+		}
+	}
+	return false
+}
+
+// splitLeaf inserts into the full leaf l by splitting it. Appending past
+// the last leaf (or prepending before the first) splits at the insertion
+// point, so ascending and descending loads fill leaves completely.
+func (c *zcore[M, S]) splitLeaf(l *leaf[M, S], pa *path[M, S], i int, m M, s S) {
+	n := l.n()
+	mid := n / 2
+	if i == n && l.next == nil {
+		mid = n
+	} else if i == 0 && l.prev == nil {
+		mid = 0
+	}
+	r := newLeaf[M, S](c.leafCap)
+	ks, ss := l.live()
+	r.appendN(ks[mid:], ss[mid:])
+	l.removeRange(mid, n)
+	r.prev, r.next = l, l.next
+	if l.next != nil {
+		l.next.prev = r
+	}
+	l.next = r
+	if i < mid || i == mid && mid < n {
+		l.insertAt(i, m, s)
+	} else {
+		r.insertAt(i-mid, m, s)
+	}
+	c.addSibling(pa, pa.depth, l.n(), r.score(0), r.key(0), r.n(), r, nil)
+}
+
+// addSibling links a new right sibling (leaf rl or branch rb) next to the
+// node at depth d of the path, whose parent is at depth d-1.
+func (c *zcore[M, S]) addSibling(pa *path[M, S], d, leftN int, fs S, fm M, rightN int, rl *leaf[M, S], rb *branch[M, S]) {
+	if d == 0 {
+		nb := &branch[M, S]{n: 2}
+		nb.counts[0], nb.counts[1] = leftN, rightN
+		nb.setFence(1, fs, fm)
+		if rl != nil {
+			nb.leaves[0], nb.leaves[1] = c.rootLeaf, rl
+			c.rootLeaf = nil
+		} else {
+			nb.kids[0], nb.kids[1] = c.root, rb
+		}
+		c.root = nb
+		c.height++
+		return
+	}
+	b, i := pa.s[d-1].b, pa.s[d-1].i
+	b.insertChild(i + 1)
+	b.counts[i], b.counts[i+1] = leftN, rightN
+	b.setFence(i+1, fs, fm)
+	b.leaves[i+1], b.kids[i+1] = rl, rb
+	if b.n > c.branchCap {
+		c.splitBranch(pa, d-1)
+	}
+}
+
+// splitBranch splits the branch at depth d of the path in two.
+func (c *zcore[M, S]) splitBranch(pa *path[M, S], d int) {
+	b := pa.s[d].b
+	mid := b.n / 2
+	nb := &branch[M, S]{n: b.n - mid}
+	copyKids(nb, 0, b, mid, b.n-mid)
+	b.truncate(mid)
+	c.addSibling(pa, d, b.sum(), nb.sepS[0], nb.sepM[0], nb.sum(), nil, nb)
+}
+
+// removeAt removes entry i of leaf l, found along path pa.
+func (c *zcore[M, S]) removeAt(l *leaf[M, S], pa *path[M, S], i int) {
+	pa.adjust(-1)
+	c.n--
+	l.removeRange(i, i+1)
+	c.fixLeaf(l, pa)
+}
+
+// fixLeaf restores the fill of leaf l after removals: an underfull leaf is
+// merged with a sibling when both fit in one leaf, and otherwise takes
+// entries from it so that both are half full.
+func (c *zcore[M, S]) fixLeaf(l *leaf[M, S], pa *path[M, S]) {
+	d := pa.depth
+	if d == 0 {
+		switch n := l.n(); {
+		case n == 0:
+			c.rootLeaf = nil
+		case len(l.keys) > initialLeafCap && n < len(l.keys)/4:
+			l.grow(max(initialLeafCap, len(l.keys)/2))
+		}
+		return
+	}
+	if l.n() >= c.minLeaf() {
+		return
+	}
+	b, li := pa.s[d-1].b, pa.s[d-1].i
+	if li > 0 {
+		li--
+	}
+	a, z := b.leaves[li], b.leaves[li+1]
+	if a.n()+z.n() > c.leafCap {
+		want := (a.n() + z.n()) / 2
+		if k := want - a.n(); k > 0 {
+			ks, ss := z.live()
+			a.appendN(ks[:k], ss[:k])
+			z.removeRange(0, k)
+		} else if k < 0 {
+			ks, ss := a.live()
+			z.prependN(ks[len(ks)+k:], ss[len(ks)+k:])
+			a.removeRange(len(ks)+k, len(ks))
+		}
+		b.counts[li], b.counts[li+1] = a.n(), z.n()
+		b.setFence(li+1, z.score(0), z.key(0))
+		return
+	}
+	if a.n() >= z.n() {
+		ks, ss := z.live()
+		a.appendN(ks, ss)
+		c.unlink(z)
+	} else {
+		ks, ss := a.live()
+		z.prependN(ks, ss)
+		c.unlink(a)
+		b.leaves[li] = z
+	}
+	b.counts[li] += b.counts[li+1]
+	b.removeChild(li + 1)
+	c.fixBranch(pa, d-1)
+}
+
+func (c *zcore[M, S]) unlink(l *leaf[M, S]) {
+	if l.prev != nil {
+		l.prev.next = l.next
+	}
+	if l.next != nil {
+		l.next.prev = l.prev
+	}
+	l.prev, l.next = nil, nil
+}
+
+// fixBranch restores the branch at depth d after it lost a child, merging
+// or redistributing with a sibling as fixLeaf does, and collapses a root
+// with a single child.
+func (c *zcore[M, S]) fixBranch(pa *path[M, S], d int) {
+	b := pa.s[d].b
+	if d == 0 {
+		if b.n == 1 {
+			c.height--
+			if c.height == 0 {
+				c.rootLeaf, c.root = b.leaves[0], nil
+			} else {
+				c.root = b.kids[0]
+			}
+		}
+		return
+	}
+	if b.n >= c.minBranch() {
+		return
+	}
+	g, li := pa.s[d-1].b, pa.s[d-1].i
+	if li > 0 {
+		li--
+	}
+	a, z := g.kids[li], g.kids[li+1]
+	if a.n+z.n > c.branchCap {
+		if k := (a.n+z.n)/2 - a.n; k > 0 {
+			copyKids(a, a.n, z, 0, k)
+			a.setFence(a.n, g.sepS[li+1], g.sepM[li+1])
+			a.n += k
+			g.setFence(li+1, z.sepS[k], z.sepM[k])
+			copyKids(z, 0, z, k, z.n-k)
+			z.truncate(z.n - k)
+		} else if k < 0 {
+			k = -k
+			copyKids(z, k, z, 0, z.n)
+			z.setFence(k, g.sepS[li+1], g.sepM[li+1])
+			copyKids(z, 0, a, a.n-k, k)
+			z.n += k
+			a.truncate(a.n - k)
+			g.setFence(li+1, z.sepS[0], z.sepM[0])
+		}
+		g.counts[li], g.counts[li+1] = a.sum(), z.sum()
+		return
+	}
+	k := z.n
+	copyKids(a, a.n, z, 0, k)
+	a.setFence(a.n, g.sepS[li+1], g.sepM[li+1])
+	a.n += k
+	g.counts[li] += g.counts[li+1]
+	g.removeChild(li + 1)
+	c.fixBranch(pa, d-1)
+}
+
+// rescore moves the entry for member p from score old to score s. When the
+// new key stays within the same leaf, only the entries between the old and
+// new positions shift; otherwise it is a removal and an insertion.
+func (c *zcore[M, S]) rescore(old, s S, p *probe[M]) {
+	var pa path[M, S]
+	l := c.descend(old, p, &pa)
+	i, ok := c.leafSearch(l, old, p)
+	if !ok {
+		panic("packed: index and tree disagree")
+	}
+	j, _ := c.leafSearch(l, s, p)
+	if c.inLeaf(&pa, l, j, s, p) {
+		if j > i {
+			j--
+		}
+		l.move(i, j, s)
+		return
+	}
+	m := l.key(i)
+	c.removeAt(l, &pa, i)
+	c.insert(s, p, m)
+}
+
+// inLeaf reports whether key (s, p), whose insertion position in leaf l is
+// j, lies within l's fences.
+func (c *zcore[M, S]) inLeaf(pa *path[M, S], l *leaf[M, S], j int, s S, p *probe[M]) bool {
+	if j > 0 && j < l.n() {
+		return true
+	}
+	for d := pa.depth - 1; d >= 0; d-- {
+		b, i := pa.s[d].b, pa.s[d].i
+		if j == 0 && i > 0 {
+			return !c.keyLess(s, p, b.sepS[i], &b.sepM[i])
+		}
+		if j > 0 && i+1 < b.n {
+			return c.keyLess(s, p, b.sepS[i+1], &b.sepM[i+1])
+		}
+	}
+	return true
+}
+
+// walk calls bf for every branch (if bf is not nil) and lf for every leaf.
+func (c *zcore[M, S]) walk(bf func(*branch[M, S]), lf func(*leaf[M, S])) {
+	if c.height == 0 {
+		if c.rootLeaf != nil {
+			lf(c.rootLeaf)
+		}
+		return
+	}
+	var rec func(b *branch[M, S], d int)
+	rec = func(b *branch[M, S], d int) {
+		if bf != nil {
+			bf(b)
+		}
+		for i := range b.n {
+			if d == c.height-1 {
+				lf(b.leaves[i])
+			} else {
+				rec(b.kids[i], d+1)
+			}
+		}
+	}
+	rec(c.root, 0)
+}
