@@ -25,6 +25,11 @@ func (n *Node) ReadBarrier(ctx context.Context, local bool) error {
 	}
 	if !n.Ready() {
 		if !n.IsLeader() {
+			if err := n.awaitLeader(); err != nil {
+				return err
+			}
+		}
+		if !n.IsLeader() {
 			return n.notLeaderErr()
 		}
 		if err := n.waitReady(ctx); err != nil {

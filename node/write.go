@@ -30,7 +30,12 @@ func (n *Node) propose(e *raftfsm.Entry) *Pending {
 		return &Pending{err: ErrClosed}
 	}
 	if !n.IsLeader() {
-		return &Pending{err: n.notLeaderErr()}
+		if err := n.awaitLeader(); err != nil {
+			return &Pending{err: err}
+		}
+		if !n.IsLeader() {
+			return &Pending{err: ErrNotLeader}
+		}
 	}
 	return &Pending{f: n.raft.Apply(e.Encode(nil), enqueueTimeout)}
 }
@@ -52,6 +57,28 @@ func (p *Pending) Wait() (raftfsm.Result, error) {
 // Apply proposes e and waits for its result.
 func (n *Node) Apply(e *raftfsm.Entry) (raftfsm.Result, error) {
 	return n.propose(e).Wait()
+}
+
+// leaderWait bounds how long a command waits for an election to end.
+const leaderWait = 5 * time.Second
+
+// awaitLeader waits until some node is the leader (an election at start
+// or after a failure ends), or returns ErrNoLeader after leaderWait.
+func (n *Node) awaitLeader() error {
+	deadline := time.Now().Add(leaderWait)
+	for {
+		if addr, _ := n.raft.LeaderWithID(); addr != "" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return ErrNoLeader
+		}
+		select {
+		case <-n.stop:
+			return ErrClosed
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 }
 
 func (n *Node) notLeaderErr() error {

@@ -1,0 +1,265 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// goblindBin is the goblind binary built once for the whole test run.
+var goblindBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "goblin-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	goblindBin = filepath.Join(dir, "goblind")
+	build := exec.Command("go", "build", "-o", goblindBin, "../cmd/goblind")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building goblind:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// FreeAddr returns a loopback address with a port that was free a moment
+// ago. host defaults to 127.0.0.1.
+func FreeAddr(t testing.TB, host string) string {
+	t.Helper()
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Fatalf("finding a free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Goblind is one goblind process started by a test.
+type Goblind struct {
+	t    testing.TB
+	Addr string // RESP address
+	Raft string // Raft address
+	Data string // data directory
+	Args []string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	logs *bytes.Buffer
+	done chan struct{}
+}
+
+// NodeOptions configure StartGoblind.
+type NodeOptions struct {
+	Addr, Raft, Data string   // defaults: free loopback ports, a temp dir
+	Args             []string // extra flags
+	Env              []string // extra environment (KEY=VALUE)
+	// NoWait returns without waiting for the node to answer PING.
+	NoWait bool
+}
+
+// StartGoblind starts goblind and waits until it answers PING. The process
+// is stopped when the test ends; its log is printed if the test failed.
+func StartGoblind(t testing.TB, o NodeOptions) *Goblind {
+	t.Helper()
+	if o.Addr == "" {
+		o.Addr = FreeAddr(t, "")
+	}
+	if o.Raft == "" {
+		o.Raft = FreeAddr(t, "")
+	}
+	if o.Data == "" {
+		o.Data = t.TempDir()
+	}
+	g := &Goblind{t: t, Addr: o.Addr, Raft: o.Raft, Data: o.Data}
+	g.Args = append([]string{"--addr", o.Addr, "--raft-addr", o.Raft, "--data", o.Data, "--log-level", "warn"}, o.Args...)
+	g.start(o.Env)
+	t.Cleanup(func() {
+		g.Stop()
+		if t.Failed() {
+			t.Logf("goblind %s log:\n%s", g.Addr, g.Log())
+		}
+	})
+	if !o.NoWait {
+		g.WaitReady(20 * time.Second)
+	}
+	return g
+}
+
+func (g *Goblind) start(env []string) {
+	g.t.Helper()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	cmd := exec.Command(goblindBin, g.Args...)
+	cmd.Env = append(os.Environ(), env...)
+	if g.logs == nil {
+		g.logs = &bytes.Buffer{}
+	}
+	w := &lockedWriter{mu: &g.mu, buf: g.logs}
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		g.t.Fatalf("starting goblind: %v", err)
+	}
+	g.cmd = cmd
+	done := make(chan struct{})
+	g.done = done
+	go func() {
+		cmd.Wait()
+		close(done)
+	}()
+}
+
+type lockedWriter struct {
+	mu  *sync.Mutex
+	buf *bytes.Buffer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+// Log returns what the process has written so far.
+func (g *Goblind) Log() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.logs.String()
+}
+
+// WaitReady polls until the node answers PING, failing the test after d.
+func (g *Goblind) WaitReady(d time.Duration) {
+	g.t.Helper()
+	deadline := time.Now().Add(d)
+	c := redis.NewClient(&redis.Options{Addr: g.Addr, MaxRetries: -1, DialTimeout: time.Second})
+	defer c.Close()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return
+		}
+		select {
+		case <-g.done:
+			g.t.Fatalf("goblind exited before answering PING:\n%s", g.Log())
+		default:
+		}
+		if time.Now().After(deadline) {
+			g.t.Fatalf("goblind at %s did not answer PING within %v: %v\n%s", g.Addr, d, err, g.Log())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Running reports whether the process is alive.
+func (g *Goblind) Running() bool {
+	select {
+	case <-g.done:
+		return false
+	default:
+		return g.done != nil
+	}
+}
+
+// Stop sends SIGTERM and waits for a graceful exit (SIGKILL after 15 s).
+func (g *Goblind) Stop() {
+	g.signal(syscall.SIGTERM, 15*time.Second)
+}
+
+// Kill sends SIGKILL and waits for the process to die.
+func (g *Goblind) Kill() {
+	g.signal(syscall.SIGKILL, 15*time.Second)
+}
+
+func (g *Goblind) signal(sig syscall.Signal, wait time.Duration) {
+	g.mu.Lock()
+	cmd, done := g.cmd, g.done
+	g.mu.Unlock()
+	if cmd == nil || !g.Running() {
+		return
+	}
+	cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(wait):
+		cmd.Process.Kill()
+		<-done
+	}
+}
+
+// ExitCode returns the exit code of a stopped process (-1 if running).
+func (g *Goblind) ExitCode() int {
+	if g.Running() {
+		return -1
+	}
+	return g.cmd.ProcessState.ExitCode()
+}
+
+// Restart starts the process again with the same flags and data directory
+// and waits until it answers PING.
+func (g *Goblind) Restart() {
+	g.t.Helper()
+	if g.Running() {
+		g.t.Fatalf("Restart of a running goblind")
+	}
+	g.start(nil)
+	g.WaitReady(30 * time.Second)
+}
+
+// Client returns a go-redis client for the node, closed at test end.
+func (g *Goblind) Client(opts ...func(*redis.Options)) *redis.Client {
+	o := &redis.Options{Addr: g.Addr, MaxRetries: -1}
+	for _, f := range opts {
+		f(o)
+	}
+	c := redis.NewClient(o)
+	g.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// Eventually polls cond until it returns nil or d passes, then fails the
+// test with cond's last error.
+func Eventually(t testing.TB, d time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v: %v", d, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// portOf returns the numeric port of a host:port address.
+func portOf(t testing.TB, addr string) int {
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(p)
+	return n
+}
