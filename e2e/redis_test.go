@@ -3,8 +3,8 @@ package e2e
 import (
 	"net"
 	"os"
-	"strconv"
 	"os/exec"
+	"strconv"
 	"testing"
 	"time"
 )

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Goblin's test suite: vet, every package's tests under the race detector
+# (the e2e tests build goblind and run real processes), and each fuzz
+# target for a bounded time. .ci/run calls exactly this.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+FUZZTIME=${FUZZTIME:-15s}
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -race"
+go test -race -count=1 -timeout 30m ./...
+
+echo "== fuzzing (${FUZZTIME} per target)"
+# Every Fuzz* function in every package runs alone, bounded in time.
+while read -r file; do
+	pkg=$(dirname "$file")
+	for target in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | sed 's/func //'); do
+		echo "-- $pkg $target"
+		go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$pkg"
+	done
+done < <(grep -rl --include='*_test.go' '^func Fuzz' . | sort)
+
+echo "== all tests passed"
