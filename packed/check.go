@@ -23,8 +23,8 @@ func (c *zcore[M, S]) check() error {
 	return c.checkIndex(leaves)
 }
 
-// bound is a fence a subtree's keys must respect.
-type bound[M member, S score] struct {
+// fence is a key a subtree's keys must respect.
+type fence[M member, S score] struct {
 	s S
 	m M
 }
@@ -42,7 +42,7 @@ func (c *zcore[M, S]) cmpKeys(as S, am M, bs S, bm M) int {
 
 // checkNode checks the subtree rooted at b (or leaf l) at depth d, whose
 // keys must be >= lo and < hi (nil: unbounded), and returns its size.
-func (c *zcore[M, S]) checkNode(b *branch[M, S], l *leaf[M, S], d int, leaves *[]*leaf[M, S], lo, hi *bound[M, S]) (int, error) {
+func (c *zcore[M, S]) checkNode(b *branch[M, S], l *leaf[M, S], d int, leaves *[]*leaf[M, S], lo, hi *fence[M, S]) (int, error) {
 	if d == c.height {
 		if l == nil {
 			if d == 0 && c.n == 0 {
@@ -67,13 +67,13 @@ func (c *zcore[M, S]) checkNode(b *branch[M, S], l *leaf[M, S], d int, leaves *[
 	for i := range b.n {
 		clo, chi := lo, hi
 		if i > 0 {
-			clo = &bound[M, S]{b.sepS[i], b.sepM[i]}
+			clo = &fence[M, S]{b.sepS[i], b.sepM[i]}
 			if kindOf[M]() == MemberBytes && !c.ar.valid(*asRef(&b.sepM[i])) {
 				return 0, fmt.Errorf("fence %d at depth %d points outside the arena", i, d)
 			}
 		}
 		if i+1 < b.n {
-			chi = &bound[M, S]{b.sepS[i+1], b.sepM[i+1]}
+			chi = &fence[M, S]{b.sepS[i+1], b.sepM[i+1]}
 		}
 		n, err := c.checkNode(b.kids[i], b.leaves[i], d+1, leaves, clo, chi)
 		if err != nil {
@@ -87,7 +87,7 @@ func (c *zcore[M, S]) checkNode(b *branch[M, S], l *leaf[M, S], d int, leaves *[
 	return total, nil
 }
 
-func (c *zcore[M, S]) checkLeaf(l *leaf[M, S], d int, lo, hi *bound[M, S]) error {
+func (c *zcore[M, S]) checkLeaf(l *leaf[M, S], d int, lo, hi *fence[M, S]) error {
 	n := l.n()
 	if l.lo < 0 || l.lo > l.hi || int(l.hi) > len(l.keys) || len(l.scores) != len(l.keys) {
 		return fmt.Errorf("leaf bounds [%d,%d) capacity %d", l.lo, l.hi, len(l.keys))

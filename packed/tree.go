@@ -30,18 +30,10 @@ func (c *zcore[M, S]) keyLess(s S, p *probe[M], fs S, fm *M) bool {
 	return s < fs || s == fs && c.cmpMember(p, fm) < 0
 }
 
-// childFor returns the child of b whose range holds key (s, p).
+// childFor returns the child of b whose range holds key (s, p): the last
+// child whose fence is <= the key.
 func (c *zcore[M, S]) childFor(b *branch[M, S], s S, p *probe[M]) int {
-	lo, hi := 1, b.n
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if c.keyLess(s, p, b.sepS[h], &b.sepM[h]) {
-			hi = h
-		} else {
-			lo = h + 1
-		}
-	}
-	return lo - 1
+	return c.keyBound(b.sepM[1:b.n], b.sepS[1:b.n], s, p, true)
 }
 
 // descend returns the leaf whose range holds key (s, p), recording the path.
@@ -65,16 +57,8 @@ func (c *zcore[M, S]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
 // (s, p), and whether that entry is the key.
 func (c *zcore[M, S]) leafSearch(l *leaf[M, S], s S, p *probe[M]) (int, bool) {
 	ks, ss := l.live()
-	lo, hi := 0, len(ss)
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if ss[h] < s || ss[h] == s && c.cmpMember(p, &ks[h]) > 0 {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
-	return lo, lo < len(ss) && ss[lo] == s && c.cmpMember(p, &ks[lo]) == 0
+	i := c.keyBound(ks, ss, s, p, false)
+	return i, i < len(ss) && ss[i] == s && c.eqMember(p, &ks[i])
 }
 
 // adjust adds delta to the counts along a path.
@@ -429,9 +413,25 @@ func (c *zcore[M, S]) rescore(old, s S, p *probe[M]) {
 	if !ok {
 		panic("packed: index and tree disagree")
 	}
-	j, _ := c.leafSearch(l, s, p)
-	if c.inLeaf(&pa, l, j, s, p) {
-		if j > i {
+	ks, ss := l.live()
+	n := len(ks)
+	var j int
+	switch {
+	case c.keyLess(s, p, ss[0], &ks[0]):
+		if !c.withinFence(&pa, s, p, false) {
+			break
+		}
+		j = 0
+		l.move(i, j, s)
+		return
+	case !c.keyLess(s, p, ss[n-1], &ks[n-1]):
+		if !c.withinFence(&pa, s, p, true) {
+			break
+		}
+		l.move(i, n-1, s)
+		return
+	default:
+		if j, _ = c.leafSearch(l, s, p); j > i {
 			j--
 		}
 		l.move(i, j, s)
@@ -442,18 +442,15 @@ func (c *zcore[M, S]) rescore(old, s S, p *probe[M]) {
 	c.insert(s, p, m)
 }
 
-// inLeaf reports whether key (s, p), whose insertion position in leaf l is
-// j, lies within l's fences.
-func (c *zcore[M, S]) inLeaf(pa *path[M, S], l *leaf[M, S], j int, s S, p *probe[M]) bool {
-	if j > 0 && j < l.n() {
-		return true
-	}
+// withinFence reports whether key (s, p) is at or above the lower fence
+// (or, when upper, below the upper fence) of the leaf at the end of pa.
+func (c *zcore[M, S]) withinFence(pa *path[M, S], s S, p *probe[M], upper bool) bool {
 	for d := pa.depth - 1; d >= 0; d-- {
 		b, i := pa.s[d].b, pa.s[d].i
-		if j == 0 && i > 0 {
+		if !upper && i > 0 {
 			return !c.keyLess(s, p, b.sepS[i], &b.sepM[i])
 		}
-		if j > 0 && i+1 < b.n {
+		if upper && i+1 < b.n {
 			return c.keyLess(s, p, b.sepS[i+1], &b.sepM[i+1])
 		}
 	}

@@ -1,0 +1,196 @@
+package packed
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"testing"
+)
+
+// The seed workloads (seeds/001) as go test benchmarks, run on Goblin's
+// sets and, in the same run, on the structure a Go developer would
+// otherwise write: a map from member to score beside a tidwall/btree of
+// (score, member) items (see baseline_test.go). Every operation takes the
+// member as text, as the server does, so parsing is timed on both sides.
+//
+//	go test -run '^$' -bench Workloads -count 5 ./packed/
+//
+// Each reports ns/op and B/member: Bytes()/Len() for Goblin, and the heap
+// growth measured around building the structure for the baseline.
+
+// zimpl is what a workload needs from a sorted set.
+type zimpl interface {
+	set(m []byte, s float64)
+	incr(m []byte, d float64)
+	remove(m []byte)
+	rank(m []byte) int
+	mark() // start measuring memory (baseline only)
+	bytesPerMember() float64
+}
+
+type goblinImpl struct{ z *ZSet }
+
+func (g goblinImpl) set(m []byte, s float64)  { g.z.Add(m, s, 0) }
+func (g goblinImpl) incr(m []byte, d float64) { g.z.Add(m, d, AddIncr) }
+func (g goblinImpl) remove(m []byte)          { g.z.Remove(m) }
+func (g goblinImpl) rank(m []byte) int {
+	r, _, _ := g.z.Rank(m)
+	return r
+}
+func (g goblinImpl) mark() {}
+func (g goblinImpl) bytesPerMember() float64 { return float64(g.z.Bytes()) / float64(g.z.Len()) }
+
+// impls are the implementations compared, by name.
+var impls = []struct {
+	name string
+	new  func(l Layout) zimpl
+}{
+	{"goblin", func(l Layout) zimpl { return goblinImpl{New(l)} }},
+	{"btree", newBaseline},
+}
+
+// members returns n distinct member texts for the layout: shuffled
+// integers for INT32, and for standard 1 to 10 random bytes.
+func members(l Layout, n int, r *rand.Rand) [][]byte {
+	out := make([][]byte, n)
+	seen := map[string]bool{}
+	for i := range out {
+		if l == Standard {
+			for {
+				b := make([]byte, 1+r.IntN(10))
+				for j := range b {
+					b[j] = byte(r.IntN(256))
+				}
+				if !seen[string(b)] {
+					seen[string(b)] = true
+					out[i] = b
+					break
+				}
+			}
+			continue
+		}
+		out[i] = strconv.AppendInt(nil, int64(i)*7919%int64(n)+1_000_000, 10)
+	}
+	return out
+}
+
+// workload is one benchmark: setup builds the set, op runs operation i.
+type workload struct {
+	name  string
+	setup func(z zimpl, r *rand.Rand) func(i int)
+}
+
+func fill(z zimpl, ms [][]byte, score func(i int) float64) {
+	z.mark()
+	for i, m := range ms {
+		z.set(m, score(i))
+	}
+}
+
+func workloads(l Layout) []workload {
+	rescore := func(n int) func(z zimpl, r *rand.Rand) func(int) {
+		return func(z zimpl, r *rand.Rand) func(int) {
+			ms := members(l, n, r)
+			fill(z, ms, func(int) float64 { return float64(r.IntN(1000)) })
+			idx, sc := randomInts(r, n, 1<<16), randomInts(r, 1000, 1<<16)
+			return func(i int) { z.set(ms[idx[i&0xffff]], float64(sc[i&0xffff])) }
+		}
+	}
+	return []workload{
+		{"same-leaf-rescore", rescore(384)},
+		{"tied-increment", func(z zimpl, r *rand.Rand) func(int) {
+			ms := members(l, 20000, r)
+			fill(z, ms, func(int) float64 { return 0 })
+			idx := randomInts(r, len(ms), 1<<16)
+			return func(i int) { z.incr(ms[idx[i&0xffff]], 1) }
+		}},
+		{"random-rescore", rescore(20000)},
+		{"new-insertion", func(z zimpl, r *rand.Rand) func(int) {
+			ms := members(l, bulkN, r)
+			sc := randomInts(r, 1<<20, 1<<16)
+			z.mark()
+			return func(i int) { z.set(ms[i%bulkN], float64(sc[i&0xffff])) }
+		}},
+		{"delete-reinsert", func(z zimpl, r *rand.Rand) func(int) {
+			ms := members(l, 20000, r)
+			fill(z, ms, func(int) float64 { return float64(r.IntN(1000)) })
+			idx, sc := randomInts(r, len(ms), 1<<16), randomInts(r, 1000, 1<<16)
+			return func(i int) {
+				m := ms[idx[i&0xffff]]
+				z.remove(m)
+				z.set(m, float64(sc[i&0xffff]))
+			}
+		}},
+		{"sequential-deletion", func(z zimpl, r *rand.Rand) func(int) {
+			ms := members(l, bulkN, r)
+			fill(z, ms, func(i int) float64 { return float64(i) })
+			return func(i int) { z.remove(ms[i%bulkN]) }
+		}},
+		{"noop-update", func(z zimpl, r *rand.Rand) func(int) {
+			ms := members(l, 20000, r)
+			fill(z, ms, func(i int) float64 { return float64(i % 1000) })
+			idx := randomInts(r, len(ms), 1<<16)
+			return func(i int) { z.set(ms[idx[i&0xffff]], float64(idx[i&0xffff]%1000)) }
+		}},
+		{"rank", func(z zimpl, r *rand.Rand) func(int) {
+			ms := members(l, 20000, r)
+			fill(z, ms, func(int) float64 { return float64(r.IntN(1000)) })
+			idx := randomInts(r, len(ms), 1<<16)
+			return func(i int) { z.rank(ms[idx[i&0xffff]]) }
+		}},
+		{"rank-1M", func(z zimpl, r *rand.Rand) func(int) {
+			ms := members(l, 1<<20, r)
+			fill(z, ms, func(int) float64 { return float64(r.IntN(1 << 20)) })
+			idx := randomInts(r, len(ms), 1<<16)
+			return func(i int) { z.rank(ms[idx[i&0xffff]]) }
+		}},
+	}
+}
+
+// bulkN is the member count of the insertion and deletion workloads.
+const bulkN = 200000
+
+func randomInts(r *rand.Rand, bound, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = r.IntN(bound)
+	}
+	return out
+}
+
+func BenchmarkWorkloads(b *testing.B) {
+	for _, l := range []Layout{Int32Float32, Standard} {
+		for _, w := range workloads(l) {
+			for _, im := range impls {
+				b.Run(l.String()+"/"+w.name+"/"+im.name, func(b *testing.B) {
+					runWorkload(b, l, w, im.new)
+				})
+			}
+		}
+	}
+}
+
+// runWorkload runs a workload; the sequential-deletion and new-insertion
+// workloads rebuild their set (untimed) whenever it runs out of members.
+func runWorkload(b *testing.B, l Layout, w workload, mk func(Layout) zimpl) {
+	r := rand.New(rand.NewPCG(1, 2))
+	z := mk(l)
+	op := w.setup(z, r)
+	bpm := z.bytesPerMember()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if i > 0 && i%bulkN == 0 && (w.name == "sequential-deletion" || w.name == "new-insertion") {
+			b.StopTimer()
+			z = mk(l)
+			op = w.setup(z, rand.New(rand.NewPCG(1, 2)))
+			runtime.GC()
+			b.StartTimer()
+		}
+		op(i)
+	}
+	b.StopTimer()
+	if w.name == "new-insertion" {
+		bpm = z.bytesPerMember()
+	}
+	b.ReportMetric(bpm, "B/member")
+}
