@@ -235,7 +235,7 @@ func Decode(data []byte) (*Entry, error) {
 		e.Proto = d.byte()
 		flags := d.byte()
 		e.Double70 = flags&flagDouble70 != 0
-		if e.Proto != 2 && e.Proto != 3 {
+		if (e.Proto != 2 && e.Proto != 3) || flags&^flagDouble70 != 0 {
 			d.fail()
 		}
 		e.Time = d.varint()
@@ -245,7 +245,13 @@ func Decode(data []byte) (*Entry, error) {
 			e.Watched = make([]WatchedKey, n)
 			for i := range e.Watched {
 				e.Watched[i].DB = d.db()
-				e.Watched[i].Expired = d.byte() == 1
+				switch d.byte() {
+				case 0:
+				case 1:
+					e.Watched[i].Expired = true
+				default:
+					d.fail()
+				}
 				e.Watched[i].Key = d.bytes()
 			}
 		}

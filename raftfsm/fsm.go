@@ -213,7 +213,9 @@ func ReadSnapshot(r io.Reader) (*keyspace.Keyspace, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	if n, _ := io.Copy(io.Discard, br); n != 0 || cr.n < 4 {
+	// All that is left must be the 4-byte checksum, which crcReader kept
+	// out of the hash.
+	if rest, err := io.ReadAll(br); err != nil || len(rest) != 4 || cr.n != 4 {
 		return nil, 0, fmt.Errorf("%w: trailing data or missing checksum", ErrCorrupt)
 	}
 	if binary.LittleEndian.Uint32(cr.tail[:]) != cr.h.Sum32() {
