@@ -1,0 +1,178 @@
+package resp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/goblindb/goblin/keyspace"
+	"github.com/goblindb/goblin/node"
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+// fakeBackend applies entries directly with a raftfsm.Applier: the whole
+// state machine without Raft, so the edge can be tested alone.
+type fakeBackend struct {
+	mu      sync.Mutex
+	a       *raftfsm.Applier
+	index   uint64
+	now     int64
+	err     error // returned by Propose and ReadBarrier when set
+	entries []*raftfsm.Entry
+}
+
+func newFakeBackend() *fakeBackend {
+	return &fakeBackend{a: raftfsm.NewApplier(keyspace.New()), now: 1_700_000_000_000}
+}
+
+func (f *fakeBackend) Propose(e *raftfsm.Entry) func() (raftfsm.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		err := f.err
+		return func() (raftfsm.Result, error) { return raftfsm.Result{}, err }
+	}
+	// Round-trip through the log encoding, as a real node does.
+	d, err := raftfsm.Decode(e.Encode(nil))
+	if err != nil {
+		panic(err)
+	}
+	f.entries = append(f.entries, d)
+	f.index++
+	f.a.KS.Lock()
+	reply := f.a.Apply(f.index, d)
+	f.a.KS.Unlock()
+	res := raftfsm.Result{Index: f.index, Reply: reply}
+	return func() (raftfsm.Result, error) { return res, nil }
+}
+
+func (f *fakeBackend) ReadBarrier(ctx context.Context, local bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.err
+}
+
+func (f *fakeBackend) View(fn func(ks *keyspace.Keyspace, now int64)) {
+	f.a.KS.RLock()
+	defer f.a.KS.RUnlock()
+	fn(f.a.KS, f.now)
+}
+
+func (f *fakeBackend) Now() int64 { return f.now }
+
+func (f *fakeBackend) AppliedIndex() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.index
+}
+
+func (f *fakeBackend) Status() node.Status {
+	return node.Status{Role: "master", Fsync: "always", Raft: map[string]string{"state": "Leader"}}
+}
+
+// startServer serves a fake backend on a free loopback port.
+func startServer(t *testing.T, cfg Config) (*Server, *fakeBackend) {
+	t.Helper()
+	fb := newFakeBackend()
+	cfg.Addr = "127.0.0.1:0"
+	s := NewServer(cfg, fb)
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	s.Serve()
+	t.Cleanup(func() { s.Close() })
+	return s, fb
+}
+
+// conn is a raw RESP test connection.
+type conn struct {
+	t  *testing.T
+	c  net.Conn
+	rd *bufio.Reader
+}
+
+func dial(t *testing.T, s *Server) *conn {
+	t.Helper()
+	c, err := net.DialTimeout("tcp", s.Addr().String(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &conn{t: t, c: c, rd: bufio.NewReader(c)}
+}
+
+func encode(argv ...string) []byte {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "*%d\r\n", len(argv))
+	for _, a := range argv {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	return b.Bytes()
+}
+
+func (c *conn) send(b []byte) {
+	c.t.Helper()
+	c.c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.c.Write(b); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *conn) do(argv ...string) string {
+	c.t.Helper()
+	c.send(encode(argv...))
+	return c.read()
+}
+
+// read returns one whole reply's bytes.
+func (c *conn) read() string {
+	c.t.Helper()
+	c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var out bytes.Buffer
+	if err := readValue(c.rd, &out); err != nil {
+		c.t.Fatalf("reading reply: %v (got %q)", err, out.String())
+	}
+	return out.String()
+}
+
+func readValue(rd *bufio.Reader, out *bytes.Buffer) error {
+	line, err := rd.ReadBytes('\n')
+	out.Write(line)
+	if err != nil {
+		return err
+	}
+	n, _ := strconv.Atoi(string(bytes.TrimRight(line[1:], "\r\n")))
+	switch line[0] {
+	case '$', '=':
+		if n < 0 {
+			return nil
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return err
+		}
+		out.Write(buf)
+	case '*', '~':
+		for i := 0; i < n; i++ {
+			if err := readValue(rd, out); err != nil {
+				return err
+			}
+		}
+	case '%':
+		for i := 0; i < 2*n; i++ {
+			if err := readValue(rd, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
