@@ -50,8 +50,10 @@ func (n *Node) becomeLeader() {
 	if !n.IsLeader() || n.currentTerm() != term {
 		return
 	}
-	n.readyTerm.Store(term)
+	// Rules first: writes wait for readiness, so no key is created under
+	// stale rules by this leader.
 	n.syncRules()
+	n.readyTerm.Store(term)
 }
 
 // syncRules proposes this node's packed-layout rules when the replicated
@@ -64,7 +66,7 @@ func (n *Node) syncRules() {
 	if same {
 		return
 	}
-	if err := n.raft.Apply(raftfsm.RulesEntry(n.cfg.Rules).Encode(nil), 5*time.Second).Error(); err != nil {
+	if err := n.raft.Apply(raftfsm.RulesEntry(n.cfg.Rules).Encode(nil), enqueueTimeout).Error(); err != nil {
 		n.log.Warn("replicating packed rules failed", "error", err)
 		return
 	}

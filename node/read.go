@@ -24,15 +24,7 @@ func (n *Node) ReadBarrier(ctx context.Context, local bool) error {
 		return nil
 	}
 	if !n.Ready() {
-		if !n.IsLeader() {
-			if err := n.awaitLeader(); err != nil {
-				return err
-			}
-		}
-		if !n.IsLeader() {
-			return n.notLeaderErr()
-		}
-		if err := n.waitReady(ctx); err != nil {
+		if err := n.awaitReady(); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -29,12 +30,9 @@ func (n *Node) propose(e *raftfsm.Entry) *Pending {
 	if n.closed.Load() {
 		return &Pending{err: ErrClosed}
 	}
-	if !n.IsLeader() {
-		if err := n.awaitLeader(); err != nil {
+	if !n.Ready() {
+		if err := n.awaitReady(); err != nil {
 			return &Pending{err: err}
-		}
-		if !n.IsLeader() {
-			return &Pending{err: ErrNotLeader}
 		}
 	}
 	return &Pending{f: n.raft.Apply(e.Encode(nil), enqueueTimeout)}
@@ -79,6 +77,22 @@ func (n *Node) awaitLeader() error {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// awaitReady waits for an election to end and, when this node won it, for
+// its term barrier and rules to be applied.
+func (n *Node) awaitReady() error {
+	if !n.IsLeader() {
+		if err := n.awaitLeader(); err != nil {
+			return err
+		}
+		if !n.IsLeader() {
+			return ErrNotLeader
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), readyWait)
+	defer cancel()
+	return n.waitReady(ctx)
 }
 
 func (n *Node) notLeaderErr() error {
