@@ -233,3 +233,17 @@ func TestGoRedisRESP3(t *testing.T) {
 		}
 	}
 }
+
+// TestUnixSocket serves the same data over --unixsocket and TCP.
+func TestUnixSocket(t *testing.T) {
+	sock := t.TempDir() + "/goblin.sock"
+	g := StartGoblind(t, NodeOptions{Args: []string{"--unixsocket", sock}})
+	ctx := context.Background()
+	uc := g.Client(func(o *redis.Options) { o.Network = "unix"; o.Addr = sock })
+	if err := uc.ZAdd(ctx, "k", redis.Z{Score: 3, Member: "via-unix"}).Err(); err != nil {
+		t.Fatalf("ZADD over the Unix socket: %v", err)
+	}
+	if s, err := g.Client().ZScore(ctx, "k", "via-unix").Result(); err != nil || s != 3 {
+		t.Fatalf("ZSCORE over TCP = %v, %v", s, err)
+	}
+}
