@@ -67,6 +67,15 @@ func writeInfo(w *command.Writer, ci commandInfo) {
 	w.Array(0) // subcommands
 }
 
+// writeAllInfo writes every command's COMMAND INFO entry.
+func writeAllInfo(w *command.Writer) {
+	all := allCommands()
+	w.Array(len(all))
+	for _, ci := range all {
+		writeInfo(w, ci)
+	}
+}
+
 // writeKeySpec describes the key positions as one range key spec.
 func writeKeySpec(w *command.Writer, ci commandInfo) {
 	w.Array(1)
@@ -101,13 +110,7 @@ func writeKeySpec(w *command.Writer, ci commandInfo) {
 
 func cmdCommand(c *client, argv [][]byte) {
 	if len(argv) == 1 {
-		all := allCommands()
-		c.reply(func(w *command.Writer) {
-			w.Array(len(all))
-			for _, ci := range all {
-				writeInfo(w, ci)
-			}
-		})
+		c.reply(writeAllInfo)
 		return
 	}
 	sub := strings.ToLower(string(argv[1]))
@@ -126,13 +129,7 @@ func cmdCommand(c *client, argv [][]byte) {
 	case sub == "info":
 		names := argv[2:]
 		if len(names) == 0 {
-			all := allCommands()
-			c.reply(func(w *command.Writer) {
-				w.Array(len(all))
-				for _, ci := range all {
-					writeInfo(w, ci)
-				}
-			})
+			c.reply(writeAllInfo)
 			return
 		}
 		c.reply(func(w *command.Writer) {

@@ -131,14 +131,20 @@ func (c *client) write(spec *command.Spec, argv [][]byte) {
 			return
 		}
 	}
-	e := &raftfsm.Entry{
-		Op:       raftfsm.OpCommand,
+	e := c.entry(raftfsm.OpCommand, []raftfsm.Command{{DB: c.db, Argv: argv}})
+	c.pending = append(c.pending, c.s.backend.Propose(e))
+}
+
+// entry builds a log entry of commands stamped with the proposing node's
+// clock and this connection's reply format.
+func (c *client) entry(op raftfsm.Op, cmds []raftfsm.Command) *raftfsm.Entry {
+	return &raftfsm.Entry{
+		Op:       op,
 		Time:     c.s.backend.Now(),
 		Proto:    uint8(c.proto),
 		Double70: c.s.cfg.Double70,
-		Commands: []raftfsm.Command{{DB: c.db, Argv: argv}},
+		Commands: cmds,
 	}
-	c.pending = append(c.pending, c.s.backend.Propose(e))
 }
 
 // read runs a read command once the batch's writes are applied and a

@@ -84,15 +84,8 @@ func cmdExec(c *client, argv [][]byte) {
 		c.replyError(command.Errorf("EXECABORT Transaction discarded because of previous errors."))
 		return
 	}
-	e := &raftfsm.Entry{
-		Op:         raftfsm.OpMulti,
-		Time:       c.s.backend.Now(),
-		Proto:      uint8(c.proto),
-		Double70:   c.s.cfg.Double70,
-		Commands:   m.commands,
-		WatchIndex: watch.index,
-		Watched:    watch.keys,
-	}
+	e := c.entry(raftfsm.OpMulti, m.commands)
+	e.WatchIndex, e.Watched = watch.index, watch.keys
 	res, err := c.s.backend.Propose(e)()
 	if err != nil {
 		c.replyError(translate(err))
