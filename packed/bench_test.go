@@ -37,7 +37,7 @@ func (g goblinImpl) rank(m []byte) int {
 	r, _, _ := g.z.Rank(m)
 	return r
 }
-func (g goblinImpl) mark() {}
+func (g goblinImpl) mark()                   {}
 func (g goblinImpl) bytesPerMember() float64 { return float64(g.z.Bytes()) / float64(g.z.Len()) }
 
 // impls are the implementations compared, by name.

@@ -1,9 +1,6 @@
 package packed
 
-import (
-	"bytes"
-	"unsafe"
-)
+import "unsafe"
 
 // Searches over sorted runs. Each is a branch-free binary search (the
 // compiler turns the conditional step into a CMOV), and member searches
@@ -45,40 +42,6 @@ func bound[T ordered](xs []T, v T, upper bool) int {
 // asSlice reinterprets a member slice as its concrete element type.
 func asSlice[T any, M member](ks []M) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(ks))), len(ks))
-}
-
-// memberBound returns the first index i with ks[i] >= p, or with
-// ks[i] > p when upper is set.
-func (c *zcore[M, S]) memberBound(ks []M, p *probe[M], upper bool) int {
-	switch kindOf[M]() {
-	case MemberInt32:
-		return bound(asSlice[int32](ks), *asI32(&p.m), upper)
-	case MemberInt64:
-		return bound(asSlice[int64](ks), *asI64(&p.m), upper)
-	case MemberUUID:
-		us, v := asSlice[uuid](ks), *asUUID(&p.m)
-		lo, hi := 0, len(us)
-		for lo < hi {
-			h := int(uint(lo+hi) >> 1)
-			if u := us[h]; u[0] < v[0] || u[0] == v[0] && (u[1] < v[1] || upper && u[1] == v[1]) {
-				lo = h + 1
-			} else {
-				hi = h
-			}
-		}
-		return lo
-	}
-	rs := asSlice[sref](ks)
-	lo, hi := 0, len(rs)
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if d := bytes.Compare(c.ar.get(rs[h]), p.b); d < 0 || upper && d == 0 {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
-	return lo
 }
 
 // keyBound returns the first index i with (ss[i], ks[i]) >= (s, p), or >

@@ -11,6 +11,10 @@ const maxHeight = 32
 // leaf doubles up to the tree's leaf capacity, so small sets stay small.
 const initialLeafCap = 8
 
+// A leaf below minLeafNum/minLeafDen of its capacity after a removal is
+// merged or refilled (see fixLeaf and doc.go).
+const minLeafNum, minLeafDen = 1, 2
+
 type step[M member, S score] struct {
 	b *branch[M, S]
 	i int
@@ -22,7 +26,7 @@ type path[M member, S score] struct {
 	depth int
 }
 
-func (c *zcore[M, S]) minLeaf() int   { return max(1, c.leafCap/4) }
+func (c *zcore[M, S]) minLeaf() int   { return max(1, c.leafCap*minLeafNum/minLeafDen) }
 func (c *zcore[M, S]) minBranch() int { return max(2, c.branchCap/4) }
 
 // keyLess reports whether key (s, p) orders before (fs, fm).
@@ -306,6 +310,10 @@ func (c *zcore[M, S]) fixLeaf(l *leaf[M, S], pa *path[M, S]) {
 		return
 	}
 	b, li := pa.s[d-1].b, pa.s[d-1].i
+	if li > 0 && li+1 < b.n && c.spread(b, li) {
+		c.fixBranch(pa, d-1)
+		return
+	}
 	if li > 0 {
 		li--
 	}
@@ -338,6 +346,27 @@ func (c *zcore[M, S]) fixLeaf(l *leaf[M, S], pa *path[M, S]) {
 	b.counts[li] += b.counts[li+1]
 	b.removeChild(li + 1)
 	c.fixBranch(pa, d-1)
+}
+
+// spread empties the underfull leaf li into both its siblings when the
+// three fit in two leaves: merging three leaves into two, rather than two
+// into one, is what keeps leaves about 3/4 full under deletions (doc.go).
+func (c *zcore[M, S]) spread(b *branch[M, S], li int) bool {
+	a, l, z := b.leaves[li-1], b.leaves[li], b.leaves[li+1]
+	total := a.n() + l.n() + z.n()
+	if total > 2*c.leafCap-c.leafCap/8 {
+		return false
+	}
+	k := min(max(total/2-a.n(), 0), l.n())
+	ks, ss := l.live()
+	a.appendN(ks[:k], ss[:k])
+	z.prependN(ks[k:], ss[k:])
+	b.counts[li-1] += k
+	b.counts[li+1] += len(ks) - k
+	b.setFence(li+1, z.score(0), z.key(0))
+	c.unlink(l)
+	b.removeChild(li)
+	return true
 }
 
 func (c *zcore[M, S]) unlink(l *leaf[M, S]) {
