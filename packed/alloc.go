@@ -28,6 +28,9 @@ func allocSize(n uintptr, pointers bool) int {
 	if n == 0 {
 		return 0
 	}
+	if !pointers && n < 16 {
+		return 16 // the tiny allocator's block; small objects may share it
+	}
 	if pointers && n > headerFrom {
 		n += 8
 	}

@@ -155,6 +155,10 @@ func (c *zcore[M, S]) release(m M) {
 // afterRemove returns memory after removals: it shrinks a sparse index and
 // compacts an arena that is mostly garbage.
 func (c *zcore[M, S]) afterRemove() {
+	if c.n == 0 {
+		c.idx, c.ar = swiss[M, S]{}, arena{}
+		return
+	}
 	c.maybeShrink()
 	if kindOf[M]() == MemberBytes && c.ar.garbage > 4096 && 2*c.ar.garbage > len(c.ar.buf) {
 		c.compact()

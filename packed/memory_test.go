@@ -33,8 +33,8 @@ func replay(z *ZSet, member func(i int) []byte, r *rand.Rand) {
 }
 
 func TestMemoryPerMember(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds sets of 279,458 members")
+	if testing.Short() || raceEnabled {
+		t.Skip("a measurement over sets of 279,458 members; too slow for -short or -race")
 	}
 	r := rand.New(rand.NewPCG(7, 7))
 	ids := make([][]byte, replayMembers)

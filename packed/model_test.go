@@ -3,6 +3,7 @@ package packed
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"flag"
 	"fmt"
 	"math"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,50 +34,68 @@ func testSeed(t testing.TB) uint64 {
 	return s
 }
 
-// model is the reference: a map from member text to score, sorted on
-// demand, with the layout rules written out plainly.
+// model is the reference: a map from member text to score plus the
+// entries kept sorted in a plain slice, with the layout rules written out
+// plainly.
 type model struct {
 	layout Layout
 	m      map[string]float64
+	es     []entry // sorted by (score, member order key)
 }
 
 type entry struct {
 	m string
 	s float64
+	k string // the member's order key (see orderKey)
 }
 
 func newModel(l Layout) *model { return &model{layout: l, m: map[string]float64{}} }
 
-// cmpMembers orders member texts as the layout does.
-func (md *model) cmpMembers(a, b string) int {
+// orderKey returns a string whose byte order is the layout's member order:
+// sign-flipped big-endian integers, UUID bytes, standard members as is.
+func (md *model) orderKey(m string) string {
 	switch md.layout.Member() {
 	case MemberInt32, MemberInt64:
-		x, _ := parseCanonicalInt([]byte(a))
-		y, _ := parseCanonicalInt([]byte(b))
-		return cmp3(x, y)
+		v, _ := parseCanonicalInt([]byte(m))
+		return string(binary.BigEndian.AppendUint64(nil, uint64(v)^1<<63))
 	case MemberUUID:
-		x, _ := parseUUID([]byte(a))
-		y, _ := parseUUID([]byte(b))
-		return bytes.Compare(x[:], y[:])
+		u, _ := parseUUID([]byte(m))
+		return string(u[:])
 	}
-	return bytes.Compare([]byte(a), []byte(b))
+	return m
 }
 
-func (md *model) sorted() []entry {
-	es := make([]entry, 0, len(md.m))
-	for m, s := range md.m {
-		es = append(es, entry{m, s})
-	}
-	slices.SortFunc(es, func(a, b entry) int {
-		if a.s != b.s {
-			if a.s < b.s {
-				return -1
-			}
-			return 1
+func cmpEntry(a, b entry) int {
+	if a.s != b.s {
+		if a.s < b.s {
+			return -1
 		}
-		return md.cmpMembers(a.m, b.m)
-	})
-	return es
+		return 1
+	}
+	return strings.Compare(a.k, b.k)
+}
+
+func (md *model) sorted() []entry { return md.es }
+
+func (md *model) set(m string, s float64) {
+	md.del(m)
+	md.m[m] = s
+	e := entry{m, s, md.orderKey(m)}
+	i, _ := slices.BinarySearchFunc(md.es, e, cmpEntry)
+	md.es = slices.Insert(md.es, i, e)
+}
+
+func (md *model) del(m string) {
+	s, ok := md.m[m]
+	if !ok {
+		return
+	}
+	delete(md.m, m)
+	i, found := slices.BinarySearchFunc(md.es, entry{m, s, md.orderKey(m)}, cmpEntry)
+	if !found {
+		panic("model out of order")
+	}
+	md.es = slices.Delete(md.es, i, i+1)
 }
 
 func fits32(f float64) bool { return float64(float32(f)) == f }
@@ -118,7 +138,7 @@ func (md *model) add(mem string, sc float64, f AddFlags) (AddResult, error) {
 		if md.layout.Float32Scores() && !fits32(ns) {
 			md.layout = md.layout.widenScore()
 		}
-		md.m[mem] = ns
+		md.set(mem, ns)
 		return AddResult{Score: ns, Changed: true}, nil
 	}
 	if f&AddXX != 0 {
@@ -130,7 +150,7 @@ func (md *model) add(mem string, sc float64, f AddFlags) (AddResult, error) {
 	if md.layout.Float32Scores() && !fits32(sc) {
 		md.layout = md.layout.widenScore()
 	}
-	md.m[mem] = sc
+	md.set(mem, sc)
 	return AddResult{Score: sc, Added: true}, nil
 }
 
@@ -140,14 +160,16 @@ type gen struct {
 	r      *rand.Rand
 	layout Layout
 	uuids  []string
+	pool   int // integer members are drawn from [-pool/3, 2*pool/3)
 }
 
-func newGen(r *rand.Rand, l Layout) *gen {
-	g := &gen{r: r, layout: l}
-	for i := range 40 {
+func newGen(r *rand.Rand, l Layout, pool int) *gen {
+	g := &gen{r: r, layout: l, pool: pool}
+	for i := range pool / 3 {
 		var u [16]byte
 		u[0] = byte(i % 3)
 		u[15] = byte(r.IntN(256))
+		u[14] = byte(i)
 		if i%5 == 0 {
 			u[7] = 0xff
 		}
@@ -170,7 +192,7 @@ func (g *gen) member() string {
 		case x < 7 && g.layout.Member() == MemberInt64:
 			return strconv.FormatInt(r.Int64()-math.MaxInt64/2, 10)
 		}
-		return strconv.Itoa(r.IntN(120) - 40)
+		return strconv.Itoa(r.IntN(g.pool) - g.pool/3)
 	case MemberUUID:
 		if r.IntN(50) == 0 {
 			return []string{"00000000-0000-0000-0000-00000000000G", "ABCDEFAB-0000-0000-0000-000000000000", "0000000000000000000000000000000000000", "x"}[r.IntN(4)]
@@ -178,6 +200,9 @@ func (g *gen) member() string {
 		return g.uuids[r.IntN(len(g.uuids))]
 	}
 	n := r.IntN(4)
+	if g.pool > 120 {
+		n = r.IntN(7)
+	}
 	b := make([]byte, n)
 	for i := range b {
 		b[i] = "ab\x00\xff"[r.IntN(4)]
@@ -253,14 +278,27 @@ func compareAll(t *testing.T, z *ZSet, md *model) {
 	}
 }
 
-// runModel drives a set and the model with random operations.
-func runModel(t *testing.T, r *rand.Rand, l Layout, leafCap, branchCap, ops int) {
+// runModel drives a set and the model with random operations. With a
+// large pool it first grows the set (adds weigh more) and then shrinks it.
+func runModel(t *testing.T, r *rand.Rand, l Layout, leafCap, branchCap, ops, pool int) {
 	z := newWithCaps(l, leafCap, branchCap)
 	md := newModel(l)
-	g := newGen(r, l)
+	g := newGen(r, l, pool)
+	maxHeight, maxLen := 0, 0
+	defer func() { t.Logf("largest set %d members, height %d", maxLen, maxHeight) }()
 	for op := range ops {
+		if op%100 == 0 {
+			maxHeight, maxLen = max(maxHeight, z.Stats().Height), max(maxLen, z.Len())
+		}
 		g.layout = md.layout
-		switch x := r.IntN(100); {
+		x := r.IntN(100)
+		switch {
+		case pool > 120 && op < ops/2 && x >= 55 && x < 73:
+			x = 0 // grow: add instead of removing
+		case pool > 120 && op > ops/2 && x < 55 && r.IntN(2) == 0:
+			x = 60 // shrink: remove instead of adding
+		}
+		switch {
 		case x < 55:
 			m, s, f := g.member(), g.score(), g.flags()
 			if r.IntN(50) == 0 {
@@ -274,11 +312,17 @@ func runModel(t *testing.T, r *rand.Rand, l Layout, leafCap, branchCap, ops int)
 			}
 		case x < 70:
 			m := g.member()
+			if len(md.m) > 0 && r.IntN(2) == 0 {
+				for k := range md.m {
+					m = k
+					break
+				}
+			}
 			_, want := md.m[m]
 			if got := z.Remove([]byte(m)); got != want {
 				t.Fatalf("op %d Remove(%q) = %v, model %v", op, m, got, want)
 			}
-			delete(md.m, m)
+			md.del(m)
 		case x < 73:
 			es := md.sorted()
 			start, end := r.IntN(len(es)+3)-1, r.IntN(len(es)+3)-1
@@ -289,8 +333,8 @@ func runModel(t *testing.T, r *rand.Rand, l Layout, leafCap, branchCap, ops int)
 				t.Fatalf("op %d RemoveRange(%d, %d) = %d, model %d", op, start, end, n, want)
 			}
 			if start < end {
-				for _, e := range es[start:end] {
-					delete(md.m, e.m)
+				for _, e := range slices.Clone(es[start:end]) {
+					md.del(e.m)
 				}
 			}
 		case x < 82:
@@ -324,7 +368,7 @@ func runModel(t *testing.T, r *rand.Rand, l Layout, leafCap, branchCap, ops int)
 			stop := r.IntN(len(es) + 2)
 			var got []entry
 			z.Range(start, end, rev, func(m []byte, s float64) bool {
-				got = append(got, entry{string(m), s})
+				got = append(got, entry{m: string(m), s: s})
 				return len(got) < stop
 			})
 			start, end = max(start, 0), min(end, len(es))
@@ -357,10 +401,12 @@ func runModel(t *testing.T, r *rand.Rand, l Layout, leafCap, branchCap, ops int)
 			}
 			compareAll(t, d, md)
 		}
-		if err := z.Check(); err != nil {
-			t.Fatalf("op %d: Check: %v", op, err)
+		if z.Len() < 300 || op%37 == 0 {
+			if err := z.Check(); err != nil {
+				t.Fatalf("op %d: Check: %v", op, err)
+			}
 		}
-		if op%50 == 0 || z.Len() < 64 {
+		if op%101 == 0 || z.Len() < 64 {
 			compareAll(t, z, md)
 		}
 	}
@@ -379,8 +425,25 @@ func TestModel(t *testing.T) {
 				if testing.Short() {
 					ops = 600
 				}
-				runModel(t, r, l, caps[0], caps[1], ops)
+				runModel(t, r, l, caps[0], caps[1], ops, 120)
 			})
 		}
+	}
+}
+
+// TestModelDeep grows trees of thousands of members with tiny leaves and
+// branches (height 6 and more), then shrinks them, so that every split,
+// shift, merge and redistribution path runs at every level.
+func TestModelDeep(t *testing.T) {
+	seed := testSeed(t)
+	for _, l := range allLayouts {
+		t.Run(l.String(), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, uint64(l)))
+			ops := 12000
+			if testing.Short() || raceEnabled {
+				ops = 4000
+			}
+			runModel(t, r, l, 4, 4, ops, 4000)
+		})
 	}
 }

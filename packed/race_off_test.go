@@ -1,0 +1,5 @@
+//go:build !race
+
+package packed
+
+const raceEnabled = false
