@@ -143,7 +143,7 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 // whole (checksum) before anything is replaced.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	ks, now, err := ReadSnapshot(rc)
+	ks, now, index, err := ReadSnapshot(rc)
 	if err != nil {
 		return err
 	}
@@ -154,11 +154,20 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.A.now = now
 	old.Unlock()
 	f.mu.Unlock()
+	// The state now reflects the log up to index: readers waiting for an
+	// index the snapshot covers (a follower catching up by snapshot
+	// install) must not wait for the next entry to be applied.
+	f.setApplied(index)
 	return nil
 }
 
-// snapshotMagic starts every snapshot file.
-var snapshotMagic = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 1}
+// snapshotMagic starts every snapshot file; its last byte is the format
+// version. Version 2 added the applied index after the clock; version 1
+// files are still read (as index 0).
+var (
+	snapshotMagic   = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 2}
+	snapshotMagicV1 = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 1}
+)
 
 type snapshot struct {
 	ks    *keyspace.Keyspace
@@ -168,7 +177,7 @@ type snapshot struct {
 
 // Persist writes magic, clock, keyspace and a CRC-32C of all of it.
 func (s *snapshot) Persist(sink raft.SnapshotSink) error {
-	if err := WriteSnapshot(sink, s.ks, s.now); err != nil {
+	if err := WriteSnapshot(sink, s.ks, s.now, s.index); err != nil {
 		sink.Cancel()
 		return err
 	}
@@ -179,12 +188,15 @@ func (s *snapshot) Release() {}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// WriteSnapshot writes the snapshot format to w.
-func WriteSnapshot(w io.Writer, ks *keyspace.Keyspace, now int64) error {
+// WriteSnapshot writes the snapshot format to w: magic, the state's clock,
+// the index of the last entry applied to ks, the keyspace, and a CRC-32C
+// of all of it.
+func WriteSnapshot(w io.Writer, ks *keyspace.Keyspace, now int64, index uint64) error {
 	h := crc32.New(castagnoli)
 	mw := io.MultiWriter(w, h)
-	hdr := append(snapshotMagic[:], make([]byte, 0, 10)...)
+	hdr := append(snapshotMagic[:], make([]byte, 0, 20)...)
 	hdr = binary.AppendVarint(hdr, now)
+	hdr = binary.AppendUvarint(hdr, index)
 	if _, err := mw.Write(hdr); err != nil {
 		return err
 	}
@@ -197,31 +209,35 @@ func WriteSnapshot(w io.Writer, ks *keyspace.Keyspace, now int64) error {
 	return err
 }
 
-// ReadSnapshot reads a snapshot written by WriteSnapshot, verifying it.
-func ReadSnapshot(r io.Reader) (*keyspace.Keyspace, int64, error) {
+// ReadSnapshot reads a snapshot written by WriteSnapshot, verifying it,
+// and returns the keyspace, its clock and its applied index.
+func ReadSnapshot(r io.Reader) (ks *keyspace.Keyspace, now int64, index uint64, err error) {
 	cr := &crcReader{r: r, h: crc32.New(castagnoli)}
 	br := bufio.NewReaderSize(cr, 1<<16)
 	var magic [8]byte
-	if _, err := io.ReadFull(br, magic[:]); err != nil || magic != snapshotMagic {
-		return nil, 0, fmt.Errorf("raftfsm: not a goblin snapshot")
+	if _, err := io.ReadFull(br, magic[:]); err != nil || (magic != snapshotMagic && magic != snapshotMagicV1) {
+		return nil, 0, 0, fmt.Errorf("raftfsm: not a goblin snapshot")
 	}
-	now, err := binary.ReadVarint(br)
-	if err != nil {
-		return nil, 0, ErrCorrupt
+	if now, err = binary.ReadVarint(br); err != nil {
+		return nil, 0, 0, ErrCorrupt
 	}
-	ks, err := keyspace.Decode(br)
-	if err != nil {
-		return nil, 0, err
+	if magic == snapshotMagic {
+		if index, err = binary.ReadUvarint(br); err != nil {
+			return nil, 0, 0, ErrCorrupt
+		}
+	}
+	if ks, err = keyspace.Decode(br); err != nil {
+		return nil, 0, 0, err
 	}
 	// All that is left must be the 4-byte checksum, which crcReader kept
 	// out of the hash.
 	if rest, err := io.ReadAll(br); err != nil || len(rest) != 4 || cr.n != 4 {
-		return nil, 0, fmt.Errorf("%w: trailing data or missing checksum", ErrCorrupt)
+		return nil, 0, 0, fmt.Errorf("%w: trailing data or missing checksum", ErrCorrupt)
 	}
 	if binary.LittleEndian.Uint32(cr.tail[:]) != cr.h.Sum32() {
-		return nil, 0, fmt.Errorf("%w: snapshot checksum mismatch", ErrCorrupt)
+		return nil, 0, 0, fmt.Errorf("%w: snapshot checksum mismatch", ErrCorrupt)
 	}
-	return ks, now, nil
+	return ks, now, index, nil
 }
 
 // crcReader hashes everything it reads except the last 4 bytes of the
