@@ -4,10 +4,21 @@
 // It owns the write path (encode, propose, wait until applied here), the
 // read path (the consistency check that makes a local read linearizable),
 // leadership bookkeeping (a barrier entry at the start of every term before
-// reads are served), and the leader's duty of turning expired keys into
-// log entries.
+// reads are served), membership changes, and the leader's duty of turning
+// expired keys into log entries.
 //
-// It knows nothing of RESP: the resp package calls it through the small
-// interface it declares, and errors leave this package as the sentinel
-// values below, translated into Redis wording by resp.
+// Any node accepts any command. A follower forwards writes to the leader
+// through Peers (peers.go, implemented by the cluster package) and answers
+// once the entry is applied here too, so its client reads its own write;
+// an entry refused before reaching any log is sent again to the next
+// leader within LeaderWait. A follower's linearizable read asks the leader
+// for its read index (the commit index, confirmed by a heartbeat round that
+// started after the read arrived) and waits until that index is applied
+// here; concurrent reads share rounds. READONLY reads are local, refused
+// once the leader has been silent longer than MaxStaleness.
+//
+// It knows nothing of RESP or gossip: the resp package calls it through
+// the small interface it declares, the cluster package is behind Peers,
+// and errors leave this package as the sentinel values in errors.go,
+// translated into Redis wording by resp.
 package node

@@ -1,6 +1,9 @@
 package node
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // Errors returned by the write and read paths.
 var (
@@ -18,4 +21,49 @@ var (
 	// ErrStale: a READONLY read on a follower that has not heard from a
 	// leader recently enough.
 	ErrStale = errors.New("replica is stale")
+	// ErrBadEntry: a forwarded entry that is not a valid command entry.
+	ErrBadEntry = errors.New("invalid forwarded entry")
+	// ErrNoSuchNode: a membership change names a node that is not in the
+	// configuration.
+	ErrNoSuchNode = errors.New("no such node in the cluster configuration")
 )
+
+// wireCodes name the sentinels on the internal forwarding protocol: a
+// leader answers a forwarded request that failed with "-CODE text", and
+// the follower turns the code back into the sentinel.
+var wireCodes = []struct {
+	code string
+	err  error
+}{
+	{"NOTLEADER", ErrNotLeader},
+	{"NOLEADER", ErrNoLeader},
+	{"TIMEOUT", ErrTimeout},
+	{"UNCERTAIN", ErrUncertain},
+	{"CLOSED", ErrClosed},
+	{"STALE", ErrStale},
+	{"BADENTRY", ErrBadEntry},
+	{"NOSUCHNODE", ErrNoSuchNode},
+}
+
+// WireError returns the error line (without '-' and CRLF) a leader sends
+// for err on the internal protocol, and whether err is a sentinel.
+func WireError(err error) (string, bool) {
+	for _, w := range wireCodes {
+		if errors.Is(err, w.err) {
+			return w.code + " " + w.err.Error(), true
+		}
+	}
+	return "", false
+}
+
+// FromWire returns the sentinel an error line from the internal protocol
+// names, or nil if it names none.
+func FromWire(line string) error {
+	code, _, _ := strings.Cut(line, " ")
+	for _, w := range wireCodes {
+		if code == w.code {
+			return w.err
+		}
+	}
+	return nil
+}

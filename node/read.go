@@ -2,43 +2,80 @@ package node
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
 
-// readyWait bounds how long a read waits for a new leader's barrier.
+// readyWait bounds how long a read waits for a new leader's barrier, and a
+// follower's read for the leader's read index.
 const readyWait = 5 * time.Second
 
 // ReadBarrier returns once a read of the local state is linearizable: it
-// reflects every write acknowledged before the call. On the leader it takes
-// the commit index, confirms leadership with a heartbeat round (skipped
-// when this node is the only voter: no one else can lead), and waits until
-// that index is applied here. Concurrent callers share heartbeat rounds.
-// With local set (a READONLY connection) the local state is read as is,
-// which on a leader is at most one election timeout stale.
+// reflects every write acknowledged before the call.
+//
+// On the leader it takes the commit index, confirms leadership with a
+// heartbeat round (skipped when this node is the only voter: no one else
+// can lead), and waits until that index is applied here. On a follower it
+// asks the leader for that same confirmed index (ReadIndex) and waits until
+// it is applied here. Concurrent callers share heartbeat rounds and, on a
+// follower, requests to the leader.
+//
+// With local set (a READONLY connection) the local state is read as is: on
+// the leader it is at most one election timeout stale; on a follower the
+// read is refused with ErrStale unless the leader was heard from within
+// MaxStaleness.
 func (n *Node) ReadBarrier(ctx context.Context, local bool) error {
 	if n.closed.Load() {
 		return ErrClosed
 	}
-	if local && n.IsLeader() {
-		return nil
-	}
-	if !n.Ready() {
-		if err := n.awaitReady(); err != nil {
+	if n.peers == nil && !n.IsLeader() {
+		// Without peers only the leader serves: wait for the election
+		// (at start, or after a restart) to end.
+		if _, err := n.awaitLeader(time.Now().Add(n.cfg.LeaderWait)); err != nil {
 			return err
 		}
 	}
-	index := n.raft.CommitIndex()
-	if !n.singleVoter.Load() {
-		if err := n.verifier.verify(ctx); err != nil {
+	if n.IsLeader() {
+		if local {
+			return nil
+		}
+		index, err := n.ReadIndex(ctx)
+		if err == nil {
+			return n.waitApplied(ctx, index)
+		}
+		if n.peers == nil || !(errors.Is(err, ErrNotLeader) || errors.Is(err, ErrNoLeader)) {
 			return err
 		}
+		// Leadership moved meanwhile: read as a follower.
+	}
+	if n.peers == nil {
+		return n.notLeaderErr()
+	}
+	if local {
+		return n.fresh()
+	}
+	index, err := n.leaderReads.do(ctx)
+	if err != nil {
+		return err
 	}
 	return n.waitApplied(ctx, index)
 }
 
-// ReadIndex is ReadBarrier's first half for a follower asking the leader:
-// the commit index, confirmed by leadership.
+// fresh reports ErrStale unless a leader was heard from within
+// MaxStaleness.
+func (n *Node) fresh() error {
+	last := n.raft.LastContact()
+	if last.IsZero() || time.Since(last) > n.cfg.MaxStaleness {
+		return ErrStale
+	}
+	return nil
+}
+
+// ReadIndex is the leader's read index: its commit index, confirmed by a
+// heartbeat round that started after the call (unless it is the only
+// voter). Once that index is applied on any node, a read there is
+// linearizable. A follower calls it on the leader through Peers.
 func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 	if !n.Ready() {
 		if !n.IsLeader() {
@@ -50,7 +87,7 @@ func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 	}
 	index := n.raft.CommitIndex()
 	if !n.singleVoter.Load() {
-		if err := n.verifier.verify(ctx); err != nil {
+		if _, err := n.verifier.do(ctx); err != nil {
 			return 0, err
 		}
 	}
@@ -79,54 +116,92 @@ func (n *Node) waitReady(ctx context.Context) error {
 	return nil
 }
 
-// verifier batches leadership confirmations: a caller joins the next round
-// that starts after it arrived, so every read is confirmed by a heartbeat
-// round that began after the read did.
-type verifier struct {
-	n       *Node
+// verifyLeader is the leader's confirmation round: a heartbeat to a
+// majority.
+func (n *Node) verifyLeader() (uint64, error) {
+	if err := n.raft.VerifyLeader().Error(); err != nil {
+		return 0, translateRaftErr(err)
+	}
+	return 0, nil
+}
+
+// leaderReadIndex is a follower's round: the leader's read index, asked of
+// whoever leads, retried while leadership moves, within readyWait.
+func (n *Node) leaderReadIndex() (uint64, error) {
+	deadline := time.Now().Add(readyWait)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	for {
+		leader, err := n.awaitLeader(deadline)
+		if err != nil {
+			return 0, err
+		}
+		if leader == n.cfg.ID {
+			return n.ReadIndex(ctx)
+		}
+		index, err := n.peers.ReadIndex(ctx, leader)
+		if err == nil {
+			return index, nil
+		}
+		if errors.Is(err, ErrClosed) && n.closed.Load() {
+			return 0, err
+		}
+		// A read is safe to retry whatever went wrong.
+		n.log.Debug("read index from the leader failed", "leader", leader, "error", err)
+		if err := n.pause(deadline, retryPause); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// batcher shares one run of fn among concurrent callers: a caller joins
+// the next run that starts after it arrived, never one already under way,
+// so every caller gets a result computed after its call began (a heartbeat
+// round, or a read index, that happened after the read arrived).
+type batcher struct {
+	fn      func() (uint64, error)
 	mu      sync.Mutex
 	next    *round
 	running bool
 }
 
 type round struct {
-	done chan struct{}
-	err  error
+	done  chan struct{}
+	index uint64
+	err   error
 }
 
-func (v *verifier) verify(ctx context.Context) error {
-	v.mu.Lock()
-	if v.next == nil {
-		v.next = &round{done: make(chan struct{})}
+func (b *batcher) do(ctx context.Context) (uint64, error) {
+	b.mu.Lock()
+	if b.next == nil {
+		b.next = &round{done: make(chan struct{})}
 	}
-	r := v.next
-	if !v.running {
-		v.running = true
-		go v.loop()
+	r := b.next
+	if !b.running {
+		b.running = true
+		go b.loop()
 	}
-	v.mu.Unlock()
+	b.mu.Unlock()
 	select {
 	case <-r.done:
-		return r.err
+		return r.index, r.err
 	case <-ctx.Done():
-		return ErrTimeout
+		return 0, ErrTimeout
 	}
 }
 
-func (v *verifier) loop() {
+func (b *batcher) loop() {
 	for {
-		v.mu.Lock()
-		r := v.next
-		v.next = nil
+		b.mu.Lock()
+		r := b.next
+		b.next = nil
 		if r == nil {
-			v.running = false
-			v.mu.Unlock()
+			b.running = false
+			b.mu.Unlock()
 			return
 		}
-		v.mu.Unlock()
-		if err := v.n.raft.VerifyLeader().Error(); err != nil {
-			r.err = translateRaftErr(err)
-		}
+		b.mu.Unlock()
+		r.index, r.err = b.fn()
 		close(r.done)
 	}
 }

@@ -1,0 +1,173 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+// A write through a follower is forwarded to the leader, and its reply
+// comes back only once the follower has applied it: the follower then
+// reads it locally with no barrier at all.
+func TestFollowerForwardsWritesAndReadsThem(t *testing.T) {
+	tc := newTestCluster(t, 3, nil)
+	for i, f := range tc.followers() {
+		res, err := f.Apply(zaddEntry("k", f.ID(), i+1))
+		if err != nil {
+			t.Fatalf("write through %s: %v", f.ID(), err)
+		}
+		if string(res.Reply) != ":1\r\n" || res.Index == 0 {
+			t.Fatalf("write through %s: reply %q index %d", f.ID(), res.Reply, res.Index)
+		}
+		if got := score(f, "k", f.ID()); got != fmt.Sprint(i+1) {
+			t.Fatalf("%s does not read its own write: score %q", f.ID(), got)
+		}
+	}
+}
+
+// Writes one goroutine pipelines through a follower are applied in the
+// order proposed.
+func TestForwardedPipelineKeepsOrder(t *testing.T) {
+	tc := newTestCluster(t, 3, nil)
+	f := tc.followers()[0]
+	var waits []func() (raftfsm.Result, error)
+	for i := 1; i <= 200; i++ {
+		waits = append(waits, f.Propose(zaddEntry("k", "m", i)))
+	}
+	var last uint64
+	for i, w := range waits {
+		res, err := w()
+		if err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		if res.Index <= last {
+			t.Fatalf("write %d applied at index %d, after index %d of the previous one", i, res.Index, last)
+		}
+		last = res.Index
+	}
+	if got := score(f, "k", "m"); got != "200" {
+		t.Fatalf("final score %q, want 200 (the last write)", got)
+	}
+}
+
+// A linearizable read on a follower sees every write acknowledged before
+// it started, wherever it was acknowledged.
+func TestFollowerReadSeesWritesAcknowledgedElsewhere(t *testing.T) {
+	tc := newTestCluster(t, 3, nil)
+	leader := tc.waitLeader()
+	fs := tc.followers()
+	for i := 1; i <= 50; i++ {
+		writer := leader
+		if i%2 == 0 {
+			writer = fs[0]
+		}
+		if _, err := writer.Apply(zaddEntry("k", "m", i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := fs[1].ReadBarrier(context.Background(), false); err != nil {
+			t.Fatalf("read barrier on %s: %v", fs[1].ID(), err)
+		}
+		if got := score(fs[1], "k", "m"); got != fmt.Sprint(i) {
+			t.Fatalf("after write %d acknowledged by %s, %s reads %q", i, writer.ID(), fs[1].ID(), got)
+		}
+	}
+}
+
+// READONLY reads on a follower are served locally while the leader is
+// heard from, and refused with ErrStale once it is not; a linearizable
+// read on that follower fails (bounded) rather than return stale data.
+func TestReadonlyStaleness(t *testing.T) {
+	tc := newTestCluster(t, 3, func(c *Config) { c.MaxStaleness = 500 * time.Millisecond })
+	f := tc.followers()[0]
+	poll(t, 5*time.Second, "a fresh follower", func() bool { return f.ReadBarrier(context.Background(), true) == nil })
+	tc.partition(f.ID())
+	poll(t, 5*time.Second, "the partitioned follower to refuse READONLY reads", func() bool {
+		return errors.Is(f.ReadBarrier(context.Background(), true), ErrStale)
+	})
+	// The majority moves on.
+	var leader *Node
+	poll(t, 10*time.Second, "a leader among the majority", func() bool {
+		for _, n := range tc.all() {
+			if n != f && n.Ready() {
+				leader = n
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := leader.Apply(zaddEntry("k", "m", 7)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := f.ReadBarrier(ctx, false); err == nil {
+		t.Fatalf("a partitioned follower served a linearizable read (score %q)", score(f, "k", "m"))
+	}
+}
+
+// Without a leader a write fails with a clear error after a bounded wait.
+func TestNoLeaderFailsBounded(t *testing.T) {
+	tc := newTestCluster(t, 3, func(c *Config) { c.LeaderWait = 500 * time.Millisecond })
+	survivor := tc.followers()[0]
+	for _, n := range tc.all() {
+		if n != survivor {
+			tc.stop(n.ID())
+		}
+	}
+	poll(t, 10*time.Second, "the survivor to lose its leader", func() bool { return survivor.LeaderID() == "" })
+	_, err := survivor.Apply(zaddEntry("k", "m", 1))
+	if !errors.Is(err, ErrNoLeader) {
+		t.Fatalf("write without a leader: %v, want ErrNoLeader", err)
+	}
+	if err := survivor.ReadBarrier(context.Background(), false); !errors.Is(err, ErrNoLeader) && !errors.Is(err, ErrTimeout) {
+		t.Fatalf("read without a leader: %v", err)
+	}
+}
+
+// A follower's writes keep working across a leadership transfer: entries
+// refused by the old leader are sent again to the new one.
+func TestForwardingFollowsLeadershipTransfer(t *testing.T) {
+	tc := newTestCluster(t, 3, nil)
+	f := tc.followers()[0]
+	done := make(chan error, 1)
+	lastOK, uncertain := 0, 0
+	go func() {
+		for i := 1; i <= 300; i++ {
+			_, err := f.Apply(zaddEntry("k", "m", i))
+			switch {
+			case err == nil:
+				lastOK = i
+			case errors.Is(err, ErrUncertain):
+				uncertain++
+			default:
+				done <- fmt.Errorf("write %d: %w", i, err)
+				return
+			}
+		}
+		done <- nil
+	}()
+	for range 3 {
+		old := tc.waitLeader()
+		if err := f.TransferLeadership(""); err != nil {
+			t.Logf("transfer: %v", err)
+		}
+		poll(t, 10*time.Second, "a new leader", func() bool { l := tc.waitLeader(); return l != old })
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := f.ReadBarrier(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	got := score(f, "k", "m")
+	var final int
+	fmt.Sscan(got, &final)
+	t.Logf("last acknowledged write %d, %d uncertain, final score %d", lastOK, uncertain, final)
+	if final < lastOK || (uncertain == 0 && final != 300) {
+		t.Fatalf("final score %d, last acknowledged write %d (%d uncertain)", final, lastOK, uncertain)
+	}
+}

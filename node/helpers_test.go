@@ -1,0 +1,287 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+
+	"github.com/goblindb/goblin/keyspace"
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+// testCluster runs nodes in one process over raft's in-memory transport.
+// Its peers forward straight to the leader's Node methods, so these tests
+// exercise the node's forwarding and read logic without the network (the
+// cluster package tests the same over RESP and gossip).
+type testCluster struct {
+	t     testing.TB
+	mu    sync.Mutex
+	nodes map[string]*Node
+	trans map[string]*raft.InmemTransport
+	cut   map[string]bool // nodes whose peers calls fail (a partition)
+	logs  *syncBuffer
+	opts  func(*Config)
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newTestCluster(t testing.TB, size int, opts func(*Config)) *testCluster {
+	t.Helper()
+	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, logs: &syncBuffer{}, opts: opts}
+	t.Cleanup(func() {
+		for _, n := range tc.all() {
+			n.Close()
+		}
+		if t.Failed() {
+			t.Logf("node logs:\n%s", tc.logs.String())
+		}
+	})
+	var servers []Server
+	for i := 1; i <= size; i++ {
+		n := tc.start(fmt.Sprintf("n%d", i), t.TempDir())
+		servers = append(servers, Server{ID: n.ID(), Addr: string(tc.trans[n.ID()].LocalAddr()), Voter: true})
+	}
+	if err := tc.node("n1").BootstrapCluster(servers); err != nil {
+		t.Fatal(err)
+	}
+	tc.waitLeader()
+	return tc
+}
+
+// start starts node id on dir (fresh or reused), wired to the others.
+func (tc *testCluster) start(id, dir string) *Node {
+	tc.t.Helper()
+	_, tr := raft.NewInmemTransport(raft.ServerAddress("raft-" + id))
+	tc.mu.Lock()
+	for oid, o := range tc.trans {
+		if oid == id {
+			continue
+		}
+		tr.Connect(o.LocalAddr(), o)
+		o.Connect(tr.LocalAddr(), tr)
+	}
+	tc.trans[id] = tr
+	tc.mu.Unlock()
+	cfg := Config{
+		ID:               id,
+		DataDir:          dir,
+		Transport:        tr,
+		Fsync:            FsyncEverysec,
+		Peers:            (*testPeers)(tc),
+		HeartbeatTimeout: 300 * time.Millisecond,
+		ElectionTimeout:  300 * time.Millisecond,
+		LeaderWait:       3 * time.Second,
+		MaxStaleness:     time.Second,
+		Logger:           hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Info, Output: tc.logs}),
+	}
+	if tc.opts != nil {
+		tc.opts(&cfg)
+	}
+	n, err := New(cfg)
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.mu.Lock()
+	tc.nodes[id] = n
+	tc.mu.Unlock()
+	return n
+}
+
+func (tc *testCluster) node(id string) *Node {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.nodes[id]
+}
+
+func (tc *testCluster) all() []*Node {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	var out []*Node
+	for _, n := range tc.nodes {
+		out = append(out, n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID() < out[j].ID() })
+	return out
+}
+
+// stop closes a node and forgets it.
+func (tc *testCluster) stop(id string) {
+	n := tc.node(id)
+	n.Close()
+	tc.mu.Lock()
+	delete(tc.nodes, id)
+	for _, o := range tc.trans {
+		o.Disconnect(raft.ServerAddress("raft-" + id))
+	}
+	tc.mu.Unlock()
+}
+
+// partition cuts a node off from the others: Raft traffic both ways, and
+// its forwarding.
+func (tc *testCluster) partition(id string) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	tc.cut[id] = true
+	tc.trans[id].DisconnectAll()
+	for oid, o := range tc.trans {
+		if oid != id {
+			o.Disconnect(tc.trans[id].LocalAddr())
+		}
+	}
+}
+
+// waitLeader waits until every running node agrees on a leader that is
+// ready to serve, and returns it.
+func (tc *testCluster) waitLeader() *Node {
+	tc.t.Helper()
+	var leader *Node
+	poll(tc.t, 10*time.Second, "a ready leader all nodes agree on", func() bool {
+		leader = nil
+		ids := map[string]bool{}
+		for _, n := range tc.all() {
+			if tc.isCut(n.ID()) {
+				continue
+			}
+			if n.Ready() {
+				leader = n
+			}
+			ids[n.LeaderID()] = true
+		}
+		return leader != nil && len(ids) == 1 && ids[leader.ID()]
+	})
+	return leader
+}
+
+func (tc *testCluster) isCut(id string) bool {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	return tc.cut[id]
+}
+
+func (tc *testCluster) followers() []*Node {
+	var out []*Node
+	for _, n := range tc.all() {
+		if !n.IsLeader() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// poll calls cond until it holds, failing the test after timeout.
+func poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// testPeers forwards to the leader's Node directly.
+type testPeers testCluster
+
+var errUnreachable = errors.New("unreachable")
+
+func (p *testPeers) target(leader string) (*Node, error) {
+	tc := (*testCluster)(p)
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	n := tc.nodes[leader]
+	if n == nil || tc.cut[leader] {
+		return nil, errUnreachable
+	}
+	return n, nil
+}
+
+func (p *testPeers) Apply(leader string, entry []byte) (ForwardWait, error) {
+	n, err := p.target(leader)
+	if err != nil {
+		return nil, err
+	}
+	wait := n.ApplyForwarded(entry)
+	return func(ctx context.Context) (uint64, []byte, error) {
+		res, err := wait()
+		return res.Index, res.Reply, err
+	}, nil
+}
+
+func (p *testPeers) ReadIndex(ctx context.Context, leader string) (uint64, error) {
+	n, err := p.target(leader)
+	if err != nil {
+		return 0, err
+	}
+	return n.ReadIndex(ctx)
+}
+
+func (p *testPeers) Admin(ctx context.Context, leader string, args ...string) error {
+	n, err := p.target(leader)
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "REMOVE":
+		return n.RemoveServerHere(args[1])
+	case "TRANSFER":
+		if len(args) > 1 {
+			return n.TransferLeadershipHere(args[1])
+		}
+		return n.TransferLeadershipHere("")
+	}
+	return fmt.Errorf("unknown admin %q", args[0])
+}
+
+func (p *testPeers) Members() []Member {
+	var out []Member
+	for _, n := range (*testCluster)(p).all() {
+		out = append(out, Member{ID: n.ID(), RaftAddr: "raft-" + n.ID(), Addr: n.ID(), Announce: n.ID(), State: "alive"})
+	}
+	return out
+}
+
+// zaddEntry builds a ZADD entry; score reads a score.
+func zaddEntry(key, member string, score int) *raftfsm.Entry {
+	return &raftfsm.Entry{Op: raftfsm.OpCommand, Proto: 2, Time: time.Now().UnixMilli(),
+		Commands: []raftfsm.Command{{Argv: [][]byte{[]byte("zadd"), []byte(key), []byte(fmt.Sprint(score)), []byte(member)}}}}
+}
+
+// score reads member's score in key from n's local state ("" if absent).
+func score(n *Node, key, member string) string {
+	out := ""
+	n.View(func(ks *keyspace.Keyspace, now int64) {
+		e := ks.DB(0).Get([]byte(key), now)
+		if e == nil {
+			return
+		}
+		if s, ok := e.Z.Score([]byte(member)); ok {
+			out = strings.TrimSuffix(fmt.Sprint(s), ".0")
+		}
+	})
+	return out
+}

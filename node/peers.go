@@ -1,0 +1,52 @@
+package node
+
+import (
+	"context"
+	"time"
+)
+
+// Peers is what a node needs from the cluster layer: a way to reach the
+// leader, and what gossip knows of the other nodes. The cluster package
+// implements it over memberlist and pooled RESP connections; tests
+// implement it in-process. A node without Peers is a single-node cluster
+// whose followers (if any) answer ErrNotLeader.
+//
+// Leaders are named by Raft server ID; Peers resolves the ID to an address.
+// All methods are safe for concurrent use.
+type Peers interface {
+	// Apply sends an encoded entry to the leader over the ordered stream:
+	// entries sent by one goroutine reach the leader in the order sent. It
+	// returns once the entry is on its way; an error means it was not
+	// sent (the leader is unknown or unreachable). The returned function
+	// waits for the leader's answer: the entry's log index and reply, or
+	// an error (ErrUncertain when the connection broke after sending).
+	Apply(leader string, entry []byte) (ForwardWait, error)
+	// ReadIndex asks the leader for its read index: a commit index
+	// confirmed by a round of heartbeats that started after the call.
+	ReadIndex(ctx context.Context, leader string) (uint64, error)
+	// Admin runs a membership change on the leader: "REMOVE" <id> or
+	// "TRANSFER" [<id>].
+	Admin(ctx context.Context, leader string, args ...string) error
+	// Members lists the nodes gossip knows of, this one included.
+	Members() []Member
+}
+
+// ForwardWait waits for the answer to a forwarded entry.
+type ForwardWait func(ctx context.Context) (index uint64, reply []byte, err error)
+
+// Member is what gossip knows about one node.
+type Member struct {
+	ID       string
+	RaftAddr string
+	// Addr is the RESP address peers forward to; Announce the one clients
+	// are told (CLUSTER SLOTS, ROLE); they differ behind NAT or port
+	// mappings.
+	Addr     string
+	Announce string
+	// State is the gossip state: "alive", "suspect", "dead" or "left".
+	State string
+	// Applied is the last applied index the node reported to the leader,
+	// at Reported (zero if it never reported).
+	Applied  uint64
+	Reported time.Time
+}
