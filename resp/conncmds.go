@@ -19,6 +19,9 @@ type connCommand struct {
 	inMulti multiMode
 	flags   command.Flags
 	group   string
+	// async: the command queues its reply behind the writes in flight
+	// instead of waiting for them (forwarded entries, pipelined).
+	async bool
 }
 
 type multiMode uint8
@@ -50,6 +53,12 @@ func init() {
 		{name: "config", arity: -2, run: cmdConfig, group: "server"},
 		{name: "readonly", arity: 1, run: cmdReadonly, flags: command.Fast, group: "cluster"},
 		{name: "readwrite", arity: 1, run: cmdReadwrite, flags: command.Fast, group: "cluster"},
+		{name: "role", arity: 1, run: cmdRole, flags: command.Fast, group: "server"},
+		{name: "cluster", arity: -2, run: cmdCluster, group: "cluster"},
+		{name: "goblin", arity: -2, run: cmdGoblin, flags: command.Admin, group: "server"},
+		{name: "goblin.apply", arity: 2, run: cmdGoblinApply, async: true, flags: command.Write, group: "cluster"},
+		{name: "goblin.readindex", arity: 1, run: cmdGoblinReadIndex, group: "cluster"},
+		{name: "goblin.admin", arity: -2, run: cmdGoblinAdmin, flags: command.Admin, group: "cluster"},
 	} {
 		connCommands[cc.name] = cc
 	}

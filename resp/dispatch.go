@@ -103,7 +103,9 @@ func (c *client) execute(argv [][]byte) {
 		}
 	}
 	if cc != nil {
-		c.drain()
+		if !cc.async {
+			c.drain()
+		}
 		cc.run(c, argv)
 		return
 	}

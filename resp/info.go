@@ -27,6 +27,7 @@ var infoSections = []struct {
 	{"replication", false, infoReplication},
 	{"cpu", false, infoCPU},
 	{"commandstats", true, infoCommandStats},
+	{"cluster", false, infoCluster},
 	{"raft", false, infoRaft},
 	{"keyspace", false, infoKeyspace},
 }
@@ -158,16 +159,6 @@ func infoStats(s *Server, b *strings.Builder) {
 	kv(b, "total_commands_processed", s.stats.commands.Load())
 	kv(b, "rejected_calls", s.stats.rejected.Load())
 	kv(b, "total_error_replies", s.stats.errors.Load())
-}
-
-func infoReplication(s *Server, b *strings.Builder) {
-	st := s.backend.Status()
-	kv(b, "role", st.Role)
-	kv(b, "goblin_leader_id", st.LeaderID)
-	kv(b, "goblin_leader_addr", st.LeaderAddr)
-	kv(b, "goblin_term", st.Term)
-	kv(b, "goblin_commit_index", st.CommitIndex)
-	kv(b, "goblin_applied_index", st.Applied)
 }
 
 func infoCPU(s *Server, b *strings.Builder) {

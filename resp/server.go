@@ -33,6 +33,7 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	backend Backend
+	cluster ClusterBackend // nil if the backend has no cluster support
 	started time.Time
 
 	mu        sync.Mutex
@@ -61,7 +62,9 @@ func NewServer(cfg Config, backend Backend) *Server {
 	if cfg.Version == "" {
 		cfg.Version = "7.2.0"
 	}
-	return &Server{cfg: cfg, backend: backend, started: time.Now(), clients: map[int64]*client{}}
+	s := &Server{cfg: cfg, backend: backend, started: time.Now(), clients: map[int64]*client{}}
+	s.cluster, _ = backend.(ClusterBackend)
+	return s
 }
 
 // Listen opens the configured listeners; Serve then serves them. Split so
