@@ -1,0 +1,104 @@
+package cluster_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// startAll starts ids concurrently, each after a random delay.
+func (e *env) startAll(ids []string, expect int, dirs map[string]string) {
+	delays := make([]time.Duration, len(ids))
+	for i := range ids {
+		delays[i] = time.Duration(e.rng.IntN(400)) * time.Millisecond
+	}
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(delays[i])
+			e.start(id, expect, dirs[id])
+		}()
+	}
+	wg.Wait()
+}
+
+// Three nodes started in any order, with any timing, form one cluster
+// with exactly one bootstrap; restarting them all bootstraps nothing.
+func TestBootstrapRaceAndRestart(t *testing.T) {
+	for trial := range 3 {
+		t.Run(fmt.Sprint("trial", trial), func(t *testing.T) {
+			e := newEnv(t, 3)
+			ids := []string{"n1", "n2", "n3"}
+			e.rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+			t.Logf("start order %v", ids)
+			e.startAll(ids, 3, nil)
+			e.waitFormed(3)
+			if b := e.boots.Load(); b != 1 {
+				t.Fatalf("%d bootstraps, want 1", b)
+			}
+
+			dirs := map[string]string{}
+			for _, tn := range e.all() {
+				dirs[tn.id] = tn.dir
+				e.kill(tn.id)
+			}
+			e.rng.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+			t.Logf("restart order %v", ids)
+			e.startAll(ids, 3, dirs)
+			e.waitFormed(3)
+			if b := e.boots.Load(); b != 1 {
+				t.Fatalf("%d bootstraps after a restart, want still 1", b)
+			}
+		})
+	}
+}
+
+// More nodes than expected start at once: still one bootstrap, and the
+// leader adds the rest (voters up to MaxVoters).
+func TestBootstrapWithMoreNodesThanExpected(t *testing.T) {
+	e := newEnv(t, 5)
+	e.startAll([]string{"n1", "n2", "n3", "n4", "n5"}, 3, nil)
+	e.waitFormed(5)
+	if b := e.boots.Load(); b != 1 {
+		t.Fatalf("%d bootstraps, want 1", b)
+	}
+}
+
+// A node that starts late, with bootstrap-expect like the others, joins
+// the existing cluster instead of bootstrapping another; one started with
+// only --join does too.
+func TestLateNodesJoin(t *testing.T) {
+	e := newEnv(t, 3)
+	e.startAll([]string{"n1", "n2", "n3"}, 3, nil)
+	e.waitFormed(3)
+	e.start("n0", 3, "") // lowest ID, same expect: must not bootstrap
+	e.start("n4", 0, "")
+	e.waitFormed(5)
+	if b := e.boots.Load(); b != 1 {
+		t.Fatalf("%d bootstraps, want 1", b)
+	}
+}
+
+// A node whose data is lost (a fresh volume) rejoins under its old ID
+// without bootstrapping.
+func TestNodeWithLostDataRejoins(t *testing.T) {
+	e := newEnv(t, 3)
+	e.startAll([]string{"n1", "n2", "n3"}, 3, nil)
+	leader := e.waitFormed(3)
+	victim := e.followers()[0].id
+	if _, err := leader.rdb.ZAdd(ctx(t), "k", redisZ(1, "a")).Result(); err != nil {
+		t.Fatal(err)
+	}
+	e.kill(victim)
+	e.start(victim, 3, "")
+	e.waitFormed(3)
+	if b := e.boots.Load(); b != 1 {
+		t.Fatalf("%d bootstraps, want 1", b)
+	}
+	if got, err := e.node(victim).rdb.ZScore(ctx(t), "k", "a").Result(); err != nil || got != 1 {
+		t.Fatalf("rejoined node reads %v, %v", got, err)
+	}
+}

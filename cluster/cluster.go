@@ -1,0 +1,563 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/memberlist"
+
+	"github.com/goblindb/goblin/node"
+)
+
+// Node is what the cluster layer needs from the local node. *node.Node
+// implements it; membership changes made here go through Raft there.
+type Node interface {
+	ID() string
+	// HasState reports whether the node has Raft state (then it belongs
+	// to a cluster and must never bootstrap one).
+	HasState() bool
+	// BootstrapCluster writes the first configuration; Raft refuses if
+	// the node has state.
+	BootstrapCluster(servers []node.Server) error
+	Configuration() ([]node.Server, error)
+	IsLeader() bool
+	LeaderID() string
+	RaftState() string
+	AppliedIndex() uint64
+	// Membership changes on the leader (they refuse elsewhere).
+	AddVoter(id, addr string) error
+	AddNonvoter(id, addr string) error
+	RemoveServerHere(id string) error
+	// RemoveServer and TransferLeadership work from any node (a follower
+	// asks the leader).
+	RemoveServer(id string) error
+	TransferLeadership(id string) error
+}
+
+// Config configures the cluster layer of one node.
+type Config struct {
+	// ID is the node's Raft server ID, also its gossip name.
+	ID string
+	// GossipAddr is the memberlist bind address (host:port);
+	// GossipAdvertise the address others reach it at (default: GossipAddr;
+	// a host name is resolved once, at start).
+	GossipAddr      string
+	GossipAdvertise string
+	// RaftAddr is the node's advertised Raft address.
+	RaftAddr string
+	// Addr is the RESP address peers forward to; Announce the one told to
+	// clients (default: Addr).
+	Addr     string
+	Announce string
+	// Join lists gossip seeds (host:port); a node may list itself.
+	Join []string
+	// BootstrapExpect, when positive, makes the node take part in forming
+	// a new cluster of that many voters once that many nodes without Raft
+	// state see each other. Zero: the node only joins an existing cluster.
+	BootstrapExpect int
+	// MaxVoters caps the voters the leader adds; later nodes join as
+	// non-voters and are promoted when a voter goes (default 5).
+	MaxVoters int
+	// ReapDeadAfter, when positive, makes the leader remove a node from
+	// the configuration once gossip has considered it dead (or not known
+	// it at all) that long. Zero: only GOBLIN REMOVE removes dead nodes.
+	ReapDeadAfter time.Duration
+	// Password authenticates forwarding connections (the cluster's
+	// requirepass; every node must use the same).
+	Password string
+	Logger   hclog.Logger
+	// Tick is how often the node refreshes its metadata, reports progress
+	// and, as leader, reconciles the configuration (default 500ms).
+	Tick time.Duration
+	// Transport replaces memberlist's network transport (tests use
+	// memberlist.MockNetwork); Memberlist, if set, adjusts memberlist's
+	// configuration before it starts (tests shorten its timings).
+	Transport  memberlist.Transport
+	Memberlist func(*memberlist.Config)
+}
+
+// Cluster is one node's view of the cluster: gossip membership, the
+// bootstrap protocol, the leader's reconciliation of the Raft
+// configuration with gossip, and forwarding to the leader. It implements
+// node.Peers.
+type Cluster struct {
+	cfg  Config
+	log  hclog.Logger
+	node Node
+	ml   *memberlist.Memberlist
+	fwd  *forwarder
+
+	mu      sync.Mutex
+	meta    Meta               // this node's metadata
+	members map[string]*member // by ID, this node excluded
+	grant   claim              // whose bootstrap claim this node granted
+	attempt *attempt           // this node's bootstrap attempt in flight
+	missing map[string]time.Time
+
+	inbox   chan []byte
+	stop    chan struct{}
+	wg      sync.WaitGroup
+	leaving atomic.Bool
+	started atomic.Bool
+	closed  sync.Once
+}
+
+// member is what this node knows of another through gossip.
+type member struct {
+	meta  Meta
+	addr  memberlist.Node // copy of memberlist's record, for sending
+	state string          // alive, dead, left
+	since time.Time       // when state last changed
+	// applied and reported: the node's last progress report (leader).
+	applied  uint64
+	reported time.Time
+}
+
+var _ node.Peers = (*Cluster)(nil)
+
+// New prepares the cluster layer; Start joins the gossip. The node is
+// created in between, with the Cluster as its node.Peers.
+func New(cfg Config) (*Cluster, error) {
+	if cfg.ID == "" || cfg.RaftAddr == "" || cfg.Addr == "" {
+		return nil, errors.New("cluster: ID, RaftAddr and Addr are required")
+	}
+	if cfg.GossipAddr == "" && cfg.Transport == nil {
+		return nil, errors.New("cluster: GossipAddr is required")
+	}
+	if cfg.Announce == "" {
+		cfg.Announce = cfg.Addr
+	}
+	if cfg.MaxVoters <= 0 {
+		cfg.MaxVoters = 5
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = 500 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	c := &Cluster{
+		cfg:     cfg,
+		log:     cfg.Logger.Named("cluster"),
+		members: map[string]*member{},
+		missing: map[string]time.Time{},
+		inbox:   make(chan []byte, 256),
+		stop:    make(chan struct{}),
+		meta: Meta{
+			ID:       cfg.ID,
+			Raft:     cfg.RaftAddr,
+			Addr:     cfg.Addr,
+			Announce: cfg.Announce,
+			Expect:   cfg.BootstrapExpect,
+		},
+	}
+	c.fwd = newForwarder(c.lookupAddr, cfg.Password)
+	return c, nil
+}
+
+// Start joins the gossip and starts the cluster's loops for n.
+func (c *Cluster) Start(n Node) error {
+	c.node = n
+	c.meta.State = n.HasState()
+	c.meta.Role = n.RaftState()
+
+	mc := memberlist.DefaultLANConfig()
+	mc.Name = c.cfg.ID
+	mc.Delegate = (*delegate)(c)
+	mc.Events = (*events)(c)
+	mc.DeadNodeReclaimTime = 5 * time.Second
+	mc.Logger = c.log.Named("gossip").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})
+	mc.LogOutput = nil
+	if c.cfg.Transport != nil {
+		mc.Transport = c.cfg.Transport
+	} else {
+		host, port, err := splitHostPort(c.cfg.GossipAddr)
+		if err != nil {
+			return fmt.Errorf("cluster: gossip address: %w", err)
+		}
+		mc.BindAddr, mc.BindPort = host, port
+		mc.AdvertisePort = port
+		if adv := c.cfg.GossipAdvertise; adv != "" {
+			host, port, err := splitHostPort(adv)
+			if err != nil {
+				return fmt.Errorf("cluster: gossip advertise address: %w", err)
+			}
+			ip, err := resolveIP(host)
+			if err != nil {
+				return fmt.Errorf("cluster: gossip advertise address: %w", err)
+			}
+			mc.AdvertiseAddr, mc.AdvertisePort = ip, port
+		}
+	}
+	if c.cfg.Memberlist != nil {
+		c.cfg.Memberlist(mc)
+	}
+	ml, err := memberlist.Create(mc)
+	if err != nil {
+		return fmt.Errorf("cluster: start gossip: %w", err)
+	}
+	c.ml = ml
+	c.started.Store(true)
+	c.wg.Add(3)
+	go c.handleInbox()
+	go c.tickLoop()
+	go c.bootstrapLoop()
+	return nil
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil {
+		return "", 0, fmt.Errorf("bad port in %q", addr)
+	}
+	return host, port, nil
+}
+
+// resolveIP returns host as an IP address, resolving a name.
+func resolveIP(host string) (string, error) {
+	if ip := net.ParseIP(host); ip != nil {
+		return host, nil
+	}
+	ips, err := net.LookupIP(host)
+	if err != nil {
+		return "", err
+	}
+	for _, ip := range ips {
+		if ip.To4() != nil {
+			return ip.String(), nil
+		}
+	}
+	return ips[0].String(), nil
+}
+
+// Leave leaves the cluster gracefully: a leader first hands leadership
+// to another voter, then the node announces its departure through gossip
+// and asks the leader to remove it from the Raft configuration, so the
+// remaining nodes' quorum no longer counts it. It then stops gossiping.
+// The node itself is closed by the caller afterwards.
+func (c *Cluster) Leave(timeout time.Duration) error {
+	if !c.started.Load() {
+		return nil
+	}
+	c.leaving.Store(true)
+	deadline := time.Now().Add(timeout)
+	// Tell the others first, so the leader does not add this node back
+	// when it is removed below.
+	c.mu.Lock()
+	c.meta.Leaving = true
+	c.mu.Unlock()
+	if err := c.ml.UpdateNode(time.Until(deadline) / 4); err != nil {
+		c.log.Warn("announcing the departure through gossip failed", "error", err)
+	}
+	conf, err := c.node.Configuration()
+	others := 0
+	for _, s := range conf {
+		if !s.Current && s.Voter {
+			others++
+		}
+	}
+	if err == nil && others > 0 && c.node.IsLeader() {
+		if err := c.node.TransferLeadership(""); err != nil {
+			c.log.Warn("leadership transfer before leaving failed", "error", err)
+		}
+	}
+	if err := c.ml.Leave(time.Until(deadline) / 4); err != nil {
+		c.log.Warn("leaving the gossip failed", "error", err)
+	}
+	var leaveErr error
+	if err == nil && others > 0 && hasID(conf, c.cfg.ID) {
+		err := c.node.RemoveServer(c.cfg.ID)
+		if err != nil && !errors.Is(err, node.ErrNoSuchNode) {
+			leaveErr = fmt.Errorf("cluster: removing this node from the configuration: %w", err)
+		} else {
+			c.log.Info("left the cluster: removed from the configuration")
+		}
+	}
+	c.Shutdown()
+	return leaveErr
+}
+
+func hasID(conf []node.Server, id string) bool {
+	for _, s := range conf {
+		if s.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Shutdown stops gossip and the cluster's loops without leaving: the other
+// nodes see this one fail. Safe to call more than once.
+func (c *Cluster) Shutdown() error {
+	c.closed.Do(func() {
+		close(c.stop)
+		if c.ml != nil {
+			c.ml.Shutdown()
+		}
+		c.wg.Wait()
+		c.fwd.close()
+	})
+	return nil
+}
+
+// Members lists the nodes gossip knows of, this one included (node.Peers).
+func (c *Cluster) Members() []node.Member {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := []node.Member{{ID: c.meta.ID, RaftAddr: c.meta.Raft, Addr: c.meta.Addr, Announce: c.meta.Announce, State: "alive"}}
+	for _, m := range c.members {
+		out = append(out, node.Member{
+			ID: m.meta.ID, RaftAddr: m.meta.Raft, Addr: m.meta.Addr, Announce: m.meta.Announce,
+			State: m.state, Applied: m.applied, Reported: m.reported,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Apply forwards an encoded entry to the leader (node.Peers).
+func (c *Cluster) Apply(leader string, entry []byte) (node.ForwardWait, error) {
+	return c.fwd.apply(leader, entry)
+}
+
+// ReadIndex asks the leader for its read index (node.Peers).
+func (c *Cluster) ReadIndex(ctx context.Context, leader string) (uint64, error) {
+	return c.fwd.readIndex(ctx, leader)
+}
+
+// Admin runs a membership change on the leader (node.Peers).
+func (c *Cluster) Admin(ctx context.Context, leader string, args ...string) error {
+	return c.fwd.admin(ctx, leader, args...)
+}
+
+// lookupAddr returns the RESP address of the node with that ID.
+func (c *Cluster) lookupAddr(id string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if m, ok := c.members[id]; ok && m.meta.Addr != "" {
+		return m.meta.Addr, true
+	}
+	return "", false
+}
+
+// aliveMembers returns copies of the alive members, this node excluded.
+func (c *Cluster) aliveMembers() []member {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []member
+	for _, m := range c.members {
+		if m.state == "alive" {
+			out = append(out, *m)
+		}
+	}
+	return out
+}
+
+// tickLoop runs the periodic duties: metadata, progress, reconciliation,
+// and joining the seeds until some other node answers.
+func (c *Cluster) tickLoop() {
+	defer c.wg.Done()
+	t := time.NewTicker(c.cfg.Tick)
+	defer t.Stop()
+	var lastJoin time.Time
+	joinEvery := time.Second
+	for {
+		if len(c.cfg.Join) > 0 && c.ml.NumMembers() < 2 && time.Since(lastJoin) >= joinEvery {
+			lastJoin = time.Now()
+			c.join()
+			if joinEvery < 8*time.Second {
+				joinEvery *= 2
+			}
+		}
+		c.refreshMeta()
+		if c.node.IsLeader() {
+			c.reconcile()
+		} else {
+			clear(c.missing) // a later leadership starts counting afresh
+			c.reportProgress()
+		}
+		select {
+		case <-c.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// join contacts the seeds. Seeds that do not resolve or answer yet (their
+// containers are still starting) are tried again later.
+func (c *Cluster) join() {
+	n, err := c.ml.Join(c.cfg.Join)
+	if err != nil && n == 0 {
+		c.log.Debug("joining the seeds failed; will retry", "seeds", c.cfg.Join, "error", err)
+		return
+	}
+	c.log.Debug("joined the gossip", "contacted", n, "members", c.ml.NumMembers())
+}
+
+// refreshMeta updates and re-gossips this node's metadata when its Raft
+// state or role changed.
+func (c *Cluster) refreshMeta() {
+	state, role := c.node.HasState(), c.node.RaftState()
+	c.mu.Lock()
+	changed := c.meta.State != state || c.meta.Role != role
+	c.meta.State, c.meta.Role = state, role
+	c.mu.Unlock()
+	if changed {
+		if err := c.ml.UpdateNode(time.Second); err != nil {
+			c.log.Debug("gossiping metadata failed", "error", err)
+		}
+	}
+}
+
+// reportProgress tells the leader how far this node has applied the log,
+// for the leader's INFO replication (per-follower lag).
+func (c *Cluster) reportProgress() {
+	leader := c.node.LeaderID()
+	if leader == "" {
+		return
+	}
+	c.mu.Lock()
+	m, ok := c.members[leader]
+	var to memberlist.Node
+	if ok {
+		to = m.addr
+	}
+	c.mu.Unlock()
+	if !ok {
+		return
+	}
+	msg := encodeMsg(msgProgress, &message{From: c.cfg.ID, Applied: c.node.AppliedIndex()})
+	c.ml.SendBestEffort(&to, msg)
+}
+
+// send sends a user message reliably (TCP) to the member with that ID.
+func (c *Cluster) send(id string, k msgKind, m *message) error {
+	c.mu.Lock()
+	mem, ok := c.members[id]
+	var to memberlist.Node
+	if ok {
+		to = mem.addr
+	}
+	c.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("cluster: no member %q", id)
+	}
+	return c.ml.SendReliable(&to, encodeMsg(k, m))
+}
+
+// handleInbox processes user messages off memberlist's receive loop.
+func (c *Cluster) handleInbox() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case b := <-c.inbox:
+			k, m, err := decodeMsg(b)
+			if err != nil {
+				c.log.Warn("dropping a bad message", "error", err)
+				continue
+			}
+			switch k {
+			case msgClaim:
+				c.handleClaim(m)
+			case msgClaimReply:
+				c.handleClaimReply(m)
+			case msgRelease:
+				c.handleRelease(m)
+			case msgProgress:
+				c.mu.Lock()
+				if mem, ok := c.members[m.From]; ok {
+					mem.applied, mem.reported = m.Applied, time.Now()
+				}
+				c.mu.Unlock()
+			}
+		}
+	}
+}
+
+// delegate is memberlist's Delegate: it serves this node's metadata and
+// queues user messages.
+type delegate Cluster
+
+func (d *delegate) NodeMeta(limit int) []byte {
+	c := (*Cluster)(d)
+	c.mu.Lock()
+	b := c.meta.encode()
+	c.mu.Unlock()
+	if len(b) > limit {
+		c.log.Error("node metadata too large for gossip", "size", len(b), "limit", limit)
+		return nil
+	}
+	return b
+}
+
+func (d *delegate) NotifyMsg(b []byte) {
+	c := (*Cluster)(d)
+	select {
+	case c.inbox <- append([]byte(nil), b...):
+	default: // full: the sender retries (claims) or repeats (progress)
+	}
+}
+
+func (d *delegate) GetBroadcasts(overhead, limit int) [][]byte { return nil }
+func (d *delegate) LocalState(join bool) []byte                { return nil }
+func (d *delegate) MergeRemoteState(buf []byte, join bool)     {}
+
+// events is memberlist's EventDelegate: it keeps the member table. It
+// runs under memberlist's locks, so it only updates the table.
+type events Cluster
+
+// memberlist passes the node's record as it was before the event (its
+// State field is not kept up to date), so the event itself says whether
+// the node is alive; a node that set Leaving before going is "left".
+func (e *events) NotifyJoin(n *memberlist.Node)   { (*Cluster)(e).observe(n, true) }
+func (e *events) NotifyUpdate(n *memberlist.Node) { (*Cluster)(e).observe(n, true) }
+func (e *events) NotifyLeave(n *memberlist.Node)  { (*Cluster)(e).observe(n, false) }
+
+func (c *Cluster) observe(n *memberlist.Node, alive bool) {
+	if n.Name == c.cfg.ID {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := c.members[n.Name]
+	if m == nil {
+		m = &member{}
+		c.members[n.Name] = m
+	}
+	if meta, err := decodeMeta(n.Meta); err == nil && meta.ID == n.Name {
+		m.meta = meta
+	} else if m.meta.ID == "" {
+		m.meta.ID = n.Name
+	}
+	m.addr = *n
+	m.addr.Meta = nil
+	state := "alive"
+	switch {
+	case m.meta.Leaving:
+		state = "left"
+	case !alive:
+		state = "dead"
+	}
+	if m.state != state {
+		m.state, m.since = state, time.Now()
+		c.log.Info("member "+state, "id", n.Name, "addr", n.Address())
+	}
+	if state != "alive" && c.grant.to == n.Name {
+		c.grant = claim{} // a claimer that is gone cannot bootstrap
+	}
+}

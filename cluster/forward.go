@@ -1,0 +1,214 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/goblindb/goblin/node"
+)
+
+// The internal commands a follower sends to the leader's RESP port. The
+// leader answers a failure with "-CODE text" where CODE names a node
+// sentinel (node.WireError).
+const (
+	cmdApply     = "GOBLIN.APPLY"     // <entry> → [index, reply]
+	cmdReadIndex = "GOBLIN.READINDEX" // → index
+	cmdAdmin     = "GOBLIN.ADMIN"     // REMOVE <id> | TRANSFER [<id>] → OK
+)
+
+// readConns is how many connections per leader carry read-index and admin
+// requests (entries have their own, ordered, connection).
+const readConns = 2
+
+// forwarder keeps pipelined connections to leaders, by leader ID.
+//
+// Entries travel on one connection per leader: the leader executes a
+// connection's requests in order, so entries a client pipelines through
+// a follower are applied in the order it sent them. Read-index and admin
+// requests, which need no order, spread over a small pool.
+type forwarder struct {
+	lookup   func(id string) (string, bool)
+	password string
+
+	mu     sync.Mutex
+	peers  map[string]*peerConns
+	closed bool
+}
+
+type peerConns struct {
+	addr    string
+	ordered *conn
+	pool    [readConns]*conn
+	next    atomic.Uint32
+}
+
+func newForwarder(lookup func(string) (string, bool), password string) *forwarder {
+	return &forwarder{lookup: lookup, password: password, peers: map[string]*peerConns{}}
+}
+
+var errUnknownAddr = errors.New("the leader's address is not known yet")
+
+// get returns a usable connection to the leader: the ordered one, or one
+// of the pool. Broken connections are replaced.
+func (f *forwarder) get(leader string, ordered bool) (*conn, error) {
+	addr, ok := f.lookup(leader)
+	if !ok {
+		return nil, fmt.Errorf("%w (%s)", errUnknownAddr, leader)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return nil, node.ErrClosed
+	}
+	p := f.peers[leader]
+	if p == nil || p.addr != addr {
+		if p != nil {
+			p.close()
+		}
+		p = &peerConns{addr: addr}
+		f.peers[leader] = p
+	}
+	slot := &p.ordered
+	if !ordered {
+		slot = &p.pool[p.next.Add(1)%readConns]
+	}
+	if *slot != nil && !(*slot).broken() {
+		return *slot, nil
+	}
+	// Dialing under the lock keeps one connection per slot; a dial is
+	// bounded by dialTimeout, and only requests to this node wait on it.
+	c, err := f.dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	*slot = c
+	return c, nil
+}
+
+func (f *forwarder) dial(addr string) (*conn, error) {
+	c, err := dial(addr)
+	if err != nil {
+		return nil, err
+	}
+	if f.password != "" {
+		cl, err := c.send([]byte("AUTH"), []byte(f.password))
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
+		defer cancel()
+		v, err := cl.wait(ctx)
+		if err == nil && v.kind != '+' {
+			err = fmt.Errorf("AUTH: %s", v.str)
+		}
+		if err != nil {
+			c.close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (p *peerConns) close() {
+	if p.ordered != nil {
+		p.ordered.close()
+	}
+	for _, c := range p.pool {
+		if c != nil {
+			c.close()
+		}
+	}
+}
+
+func (f *forwarder) close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	for _, p := range f.peers {
+		p.close()
+	}
+}
+
+// apply sends an entry on the leader's ordered connection.
+func (f *forwarder) apply(leader string, entry []byte) (node.ForwardWait, error) {
+	c, err := f.get(leader, true)
+	if err != nil {
+		return nil, err
+	}
+	cl, err := c.send([]byte(cmdApply), entry)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) (uint64, []byte, error) {
+		v, err := cl.wait(ctx)
+		if err != nil {
+			// Sent, and no answer: the entry may have been applied.
+			return 0, nil, node.ErrUncertain
+		}
+		if err := replyErr(leader, v); err != nil {
+			return 0, nil, err
+		}
+		if v.kind != '*' || len(v.array) != 2 || v.array[0].kind != ':' || v.array[1].kind != '$' {
+			return 0, nil, fmt.Errorf("leader %s: malformed %s reply", leader, cmdApply)
+		}
+		return uint64(v.array[0].num), v.array[1].str, nil
+	}, nil
+}
+
+// readIndex asks the leader for its read index.
+func (f *forwarder) readIndex(ctx context.Context, leader string) (uint64, error) {
+	v, err := f.call(ctx, leader, cmdReadIndex)
+	if err != nil {
+		return 0, err
+	}
+	if v.kind != ':' {
+		return 0, fmt.Errorf("leader %s: malformed %s reply", leader, cmdReadIndex)
+	}
+	return uint64(v.num), nil
+}
+
+// admin runs a membership change on the leader.
+func (f *forwarder) admin(ctx context.Context, leader string, args ...string) error {
+	_, err := f.call(ctx, leader, append([]string{cmdAdmin}, args...)...)
+	return err
+}
+
+// call runs one request on a pooled connection and returns its reply, or
+// the error the leader answered.
+func (f *forwarder) call(ctx context.Context, leader string, args ...string) (value, error) {
+	c, err := f.get(leader, false)
+	if err != nil {
+		return value{}, err
+	}
+	argv := make([][]byte, len(args))
+	for i, a := range args {
+		argv[i] = []byte(a)
+	}
+	cl, err := c.send(argv...)
+	if err != nil {
+		return value{}, err
+	}
+	v, err := cl.wait(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return value{}, node.ErrTimeout
+		}
+		return value{}, err
+	}
+	return v, replyErr(leader, v)
+}
+
+// replyErr turns an error reply into the node sentinel it names, or into
+// an error carrying the leader's text.
+func replyErr(leader string, v value) error {
+	if v.kind != '-' {
+		return nil
+	}
+	if err := node.FromWire(string(v.str)); err != nil {
+		return err
+	}
+	return fmt.Errorf("leader %s: %s", leader, v.str)
+}

@@ -1,0 +1,351 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/memberlist"
+	"github.com/hashicorp/raft"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goblindb/goblin/cluster"
+	"github.com/goblindb/goblin/node"
+	"github.com/goblindb/goblin/resp"
+)
+
+// env runs whole Goblin nodes in one process: memberlist gossip on
+// loopback UDP/TCP, Raft over raft's in-memory transport, and each node's
+// RESP server on a loopback port, so forwarding travels the real RESP path.
+type env struct {
+	t     testing.TB
+	seed  uint64
+	rng   *rand.Rand
+	logs  syncBuffer
+	boots atomic.Int32 // successful bootstraps, over every node and restart
+
+	mu      sync.Mutex
+	trans   map[string]*raft.InmemTransport
+	nodes   map[string]*tnode
+	gossip  map[string]string // stable gossip address per node ID
+	seeds   []string
+	opts    func(*cluster.Config)
+	nodeCfg func(*node.Config)
+}
+
+type tnode struct {
+	id   string
+	dir  string
+	addr string
+	n    *node.Node
+	c    *cluster.Cluster
+	srv  *resp.Server
+	rdb  *redis.Client
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// newEnv prepares an environment whose seeds are the gossip addresses of
+// nodes n1..n<seeds>. Randomized choices use a seed printed in the log
+// (set GOBLIN_SEED to replay one).
+func newEnv(t testing.TB, seeds int) *env {
+	seed := rand.Uint64()
+	if s := os.Getenv("GOBLIN_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("GOBLIN_SEED=%d", seed)
+	e := &env{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 1)), trans: map[string]*raft.InmemTransport{}, nodes: map[string]*tnode{}, gossip: map[string]string{}}
+	for i := 1; i <= seeds; i++ {
+		e.seeds = append(e.seeds, e.gossipAddr(fmt.Sprintf("n%d", i)))
+	}
+	t.Cleanup(func() {
+		for _, tn := range e.all() {
+			e.kill(tn.id)
+		}
+		if t.Failed() {
+			t.Logf("logs:\n%s", e.logs.String())
+		}
+	})
+	return e
+}
+
+func freeAddr(t testing.TB) string {
+	for range 20 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		// memberlist also binds UDP on the same port.
+		pc, err := net.ListenPacket("udp", addr)
+		if err != nil {
+			continue
+		}
+		pc.Close()
+		return addr
+	}
+	t.Fatal("no free port")
+	return ""
+}
+
+func (e *env) gossipAddr(id string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if a, ok := e.gossip[id]; ok {
+		return a
+	}
+	a := freeAddr(e.t)
+	e.gossip[id] = a
+	return a
+}
+
+// start starts node id with bootstrap-expect expect on dir ("" for a fresh
+// directory). The node's memberlist, node and RESP server are stopped at
+// the end of the test.
+func (e *env) start(id string, expect int, dir string) *tnode {
+	e.t.Helper()
+	if dir == "" {
+		dir = e.t.TempDir()
+	}
+	raftAddr := raft.ServerAddress("raft-" + id)
+	_, tr := raft.NewInmemTransport(raftAddr)
+	e.mu.Lock()
+	for oid, o := range e.trans {
+		if oid != id {
+			tr.Connect(o.LocalAddr(), o)
+			o.Connect(raftAddr, tr)
+		}
+	}
+	e.trans[id] = tr
+	e.mu.Unlock()
+
+	logger := hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Info, Output: &e.logs})
+	addr := freeAddr(e.t)
+	cfg := cluster.Config{
+		ID:              id,
+		GossipAddr:      e.gossipAddr(id),
+		RaftAddr:        string(raftAddr),
+		Addr:            addr,
+		Join:            e.seeds,
+		BootstrapExpect: expect,
+		Logger:          logger,
+		Tick:            100 * time.Millisecond,
+		Memberlist:      fastGossip,
+	}
+	if e.opts != nil {
+		e.opts(&cfg)
+	}
+	c, err := cluster.New(cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	ncfg := node.Config{
+		ID:               id,
+		DataDir:          dir,
+		Transport:        tr,
+		Fsync:            node.FsyncEverysec,
+		Peers:            c,
+		HeartbeatTimeout: 300 * time.Millisecond,
+		ElectionTimeout:  300 * time.Millisecond,
+		LeaderWait:       5 * time.Second,
+		Logger:           logger,
+	}
+	if e.nodeCfg != nil {
+		e.nodeCfg(&ncfg)
+	}
+	n, err := node.New(ncfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	srv := resp.NewServer(resp.Config{Addr: addr}, n)
+	if err := srv.Listen(); err != nil {
+		n.Close()
+		e.t.Fatal(err)
+	}
+	srv.Serve()
+	if err := c.Start(&countingNode{Node: n, boots: &e.boots}); err != nil {
+		srv.Close()
+		n.Close()
+		e.t.Fatal(err)
+	}
+	tn := &tnode{id: id, dir: dir, addr: addr, n: n, c: c, srv: srv, rdb: redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Protocol: 2})}
+	e.mu.Lock()
+	e.nodes[id] = tn
+	e.mu.Unlock()
+	return tn
+}
+
+// fastGossip shortens memberlist's timings for loopback tests.
+func fastGossip(c *memberlist.Config) {
+	c.TCPTimeout = time.Second
+	c.IndirectChecks = 1
+	c.RetransmitMult = 2
+	c.SuspicionMult = 2
+	c.PushPullInterval = 2 * time.Second
+	c.ProbeTimeout = 200 * time.Millisecond
+	c.ProbeInterval = 300 * time.Millisecond
+	c.GossipInterval = 50 * time.Millisecond
+	c.GossipToTheDeadTime = 5 * time.Second
+	c.DeadNodeReclaimTime = time.Second
+}
+
+// countingNode counts successful bootstraps.
+type countingNode struct {
+	*node.Node
+	boots *atomic.Int32
+}
+
+func (c *countingNode) BootstrapCluster(s []node.Server) error {
+	err := c.Node.BootstrapCluster(s)
+	if err == nil {
+		c.boots.Add(1)
+	}
+	return err
+}
+
+// kill stops a node abruptly (no leave): gossip sees it fail.
+func (e *env) kill(id string) {
+	tn := e.forget(id)
+	if tn == nil {
+		return
+	}
+	tn.rdb.Close()
+	tn.c.Shutdown()
+	tn.srv.Close()
+	tn.n.Close()
+}
+
+// leave stops a node gracefully: it leaves the cluster first.
+func (e *env) leave(id string) {
+	tn := e.node(id)
+	if err := tn.c.Leave(10 * time.Second); err != nil {
+		e.t.Errorf("%s leaving: %v", id, err)
+	}
+	e.kill(id)
+}
+
+func (e *env) forget(id string) *tnode {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	tn := e.nodes[id]
+	delete(e.nodes, id)
+	if tr := e.trans[id]; tr != nil {
+		for _, o := range e.trans {
+			o.Disconnect(tr.LocalAddr())
+		}
+		delete(e.trans, id)
+	}
+	return tn
+}
+
+func (e *env) node(id string) *tnode {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.nodes[id]
+}
+
+func (e *env) all() []*tnode {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []*tnode
+	for _, tn := range e.nodes {
+		out = append(out, tn)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// waitFormed waits until every running node agrees on a ready leader
+// whose configuration lists exactly the running nodes, voters as many as
+// wantVoters, and returns the leader.
+func (e *env) waitFormed(wantVoters int) *tnode {
+	e.t.Helper()
+	var leader *tnode
+	poll(e.t, 30*time.Second, "the cluster to form", func() bool {
+		leader = nil
+		nodes := e.all()
+		for _, tn := range nodes {
+			if tn.n.Ready() {
+				leader = tn
+			}
+		}
+		if leader == nil {
+			return false
+		}
+		for _, tn := range nodes {
+			if tn.n.LeaderID() != leader.id {
+				return false
+			}
+		}
+		conf, err := leader.n.Configuration()
+		if err != nil || len(conf) != len(nodes) {
+			return false
+		}
+		voters := 0
+		for _, s := range conf {
+			if e.node(s.ID) == nil {
+				return false
+			}
+			if s.Voter {
+				voters++
+			}
+		}
+		return voters == wantVoters
+	})
+	return leader
+}
+
+func (e *env) followers() []*tnode {
+	var out []*tnode
+	for _, tn := range e.all() {
+		if !tn.n.IsLeader() {
+			out = append(out, tn)
+		}
+	}
+	return out
+}
+
+func poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func ctx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 2)) }

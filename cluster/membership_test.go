@@ -1,0 +1,70 @@
+package cluster_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goblindb/goblin/cluster"
+)
+
+func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
+
+// Beyond MaxVoters nodes join as non-voters; when a voter leaves
+// gracefully it is removed from the configuration and a non-voter is
+// promoted in its place.
+func TestNonVotersAndGracefulLeave(t *testing.T) {
+	e := newEnv(t, 3)
+	e.opts = func(c *cluster.Config) { c.MaxVoters = 3 }
+	e.startAll([]string{"n1", "n2", "n3"}, 3, nil)
+	e.waitFormed(3)
+	e.start("n4", 0, "")
+	e.waitFormed(3) // four nodes, three voters
+
+	leaver := e.followers()[0].id
+	e.leave(leaver)
+	leader := e.waitFormed(3) // n4 promoted
+	conf, err := leader.n.Configuration()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range conf {
+		if s.ID == leaver {
+			t.Fatalf("%s left but is still in the configuration", leaver)
+		}
+		if s.ID == "n4" && !s.Voter {
+			t.Fatal("n4 was not promoted after a voter left")
+		}
+	}
+	// The leader leaving hands over leadership first.
+	e.leave(leader.id)
+	e.waitFormed(2)
+}
+
+// A dead node is removed after ReapDeadAfter, or at once by GOBLIN REMOVE
+// sent to any node.
+func TestDeadNodeRemoval(t *testing.T) {
+	e := newEnv(t, 4)
+	e.opts = func(c *cluster.Config) { c.ReapDeadAfter = 2 * time.Second }
+	e.startAll([]string{"n1", "n2", "n3", "n4"}, 4, nil)
+	e.waitFormed(4)
+	e.kill(e.followers()[0].id)
+	e.waitFormed(3) // reaped
+
+	// Without reaping, an operator removes the dead node.
+	e2 := newEnv(t, 3)
+	e2.startAll([]string{"n1", "n2", "n3"}, 3, nil)
+	e2.waitFormed(3)
+	fs := e2.followers()
+	dead, asker := fs[0], fs[1]
+	e2.kill(dead.id)
+	if err := asker.rdb.Do(ctx(t), "GOBLIN", "REMOVE", dead.id).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e2.waitFormed(2)
+	if err := asker.rdb.Do(ctx(t), "GOBLIN", "REMOVE", "nosuch").Err(); err == nil || !strings.Contains(err.Error(), "no such node") {
+		t.Fatalf("removing an unknown node: %v", err)
+	}
+}

@@ -1,0 +1,126 @@
+package cluster
+
+import (
+	"sort"
+	"time"
+
+	"github.com/goblindb/goblin/node"
+)
+
+// reconcile brings the Raft configuration in line with gossip. It runs on
+// the leader every tick:
+//
+//   - a member that left gracefully is removed;
+//   - with ReapDeadAfter set, a member dead (or unknown to gossip) for that
+//     long is removed;
+//   - an alive member missing from the configuration is added, as a voter
+//     while there are fewer than MaxVoters, as a non-voter beyond;
+//   - a member whose Raft address changed (a container that restarted
+//     with a new IP) is re-added at the new address;
+//   - non-voters are promoted while voters are fewer than MaxVoters.
+//
+// Each change is one Raft configuration entry, committed before the next.
+func (c *Cluster) reconcile() {
+	if c.leaving.Load() {
+		return
+	}
+	conf, err := c.node.Configuration()
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	members := make(map[string]member, len(c.members))
+	for id, m := range c.members {
+		members[id] = *m
+	}
+	c.mu.Unlock()
+
+	inConf := map[string]node.Server{}
+	voters := 0
+	for _, s := range conf {
+		inConf[s.ID] = s
+		if s.Voter {
+			voters++
+		}
+	}
+
+	// Removals first: they may make room for voters.
+	now := time.Now()
+	for _, s := range conf {
+		if s.Current {
+			continue
+		}
+		m, known := members[s.ID]
+		if known && m.state == "alive" {
+			delete(c.missing, s.ID)
+			continue
+		}
+		if known && m.state == "left" {
+			c.remove(s, "left the cluster")
+			if s.Voter {
+				voters--
+			}
+			continue
+		}
+		first, ok := c.missing[s.ID]
+		if !ok {
+			first = now
+			if known {
+				first = m.since
+			}
+			c.missing[s.ID] = first
+		}
+		if c.cfg.ReapDeadAfter > 0 && now.Sub(first) >= c.cfg.ReapDeadAfter {
+			c.remove(s, "dead for "+now.Sub(first).Round(time.Second).String())
+			if s.Voter {
+				voters--
+			}
+		}
+	}
+
+	ids := make([]string, 0, len(members))
+	for id, m := range members {
+		if m.state == "alive" && m.meta.Raft != "" {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		m := members[id]
+		s, ok := inConf[id]
+		switch {
+		case !ok && voters < c.cfg.MaxVoters:
+			if c.change("added voter", id, m.meta.Raft, c.node.AddVoter(id, m.meta.Raft)) {
+				voters++
+			}
+		case !ok:
+			c.change("added non-voter", id, m.meta.Raft, c.node.AddNonvoter(id, m.meta.Raft))
+		case s.Addr != m.meta.Raft && s.Voter:
+			c.change("updated voter address", id, m.meta.Raft, c.node.AddVoter(id, m.meta.Raft))
+		case s.Addr != m.meta.Raft:
+			c.change("updated non-voter address", id, m.meta.Raft, c.node.AddNonvoter(id, m.meta.Raft))
+		case !s.Voter && voters < c.cfg.MaxVoters:
+			if c.change("promoted to voter", id, m.meta.Raft, c.node.AddVoter(id, m.meta.Raft)) {
+				voters++
+			}
+		}
+	}
+}
+
+func (c *Cluster) remove(s node.Server, why string) {
+	if err := c.node.RemoveServerHere(s.ID); err != nil {
+		c.log.Warn("removing a node failed", "id", s.ID, "reason", why, "error", err)
+		return
+	}
+	delete(c.missing, s.ID)
+	c.log.Info("removed a node from the configuration", "id", s.ID, "reason", why)
+}
+
+func (c *Cluster) change(what, id, addr string, err error) bool {
+	if err != nil {
+		c.log.Warn("configuration change failed", "change", what, "id", id, "raft", addr, "error", err)
+		return false
+	}
+	c.log.Info("configuration: "+what, "id", id, "raft", addr)
+	return true
+}
