@@ -72,6 +72,7 @@ type options struct {
 	fsync, requirePass, logLevel, doubleFormat          string
 	packed                                              rules
 	snapshotThreshold                                   uint64
+	cluster                                             clusterOptions
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -89,6 +90,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.doubleFormat, "double-format", "7.2", "how replies write doubles: 7.2 (shortest) or 7.0 (%.17g, as Redis 7.0)")
 	fs.Var(&o.packed, "packed", "PATTERN=LAYOUT: new keys matching PATTERN get a packed layout, e.g. 'wiki:*=int32:float32' (repeatable)")
 	fs.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "log entries between snapshots")
+	o.cluster.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -110,9 +112,14 @@ func parseFlags(args []string) (*options, error) {
 		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if o.raftAddr == "" {
-		o.raftAddr, err = shiftPort(o.addr, 10000)
+		if o.raftAddr, err = shiftPort(o.addr, 10000); err != nil {
+			return nil, err
+		}
 	}
-	return o, err
+	if err := o.cluster.resolve(o); err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
 // shiftPort returns addr with its port increased by d.
@@ -145,16 +152,26 @@ func run(args []string) error {
 	}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "goblind", Level: hclog.LevelFromString(o.logLevel), Output: os.Stderr})
 
+	cl, err := newCluster(o, logger)
+	if err != nil {
+		return err
+	}
+	var peers node.Peers
+	if cl != nil {
+		peers = cl
+	}
 	n, err := node.New(node.Config{
 		ID:                o.id,
 		DataDir:           o.data,
 		RaftAddr:          o.raftAddr,
 		RaftAdvertise:     o.raftAdvertise,
 		Fsync:             fsync,
-		Bootstrap:         true,
+		Bootstrap:         cl == nil, // a cluster bootstraps through gossip
 		Rules:             keyspace.Rules(o.packed),
 		Logger:            logger,
 		SnapshotThreshold: o.snapshotThreshold,
+		Peers:             peers,
+		MaxStaleness:      o.cluster.maxStaleness,
 	})
 	if err != nil {
 		return err
@@ -172,12 +189,26 @@ func run(args []string) error {
 		return err
 	}
 	srv.Serve()
+	if cl != nil {
+		// Gossip starts once this node answers RESP: peers that learn of
+		// it may forward to it at once.
+		if err := cl.Start(n); err != nil {
+			srv.Close()
+			n.Close()
+			return err
+		}
+	}
 	logger.Info("ready to accept connections", "addr", srv.Addr().String(), "raft", o.raftAddr, "data", o.data, "fsync", fsync.String())
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	s := <-sig
 	logger.Info("shutting down", "signal", s.String())
+	if cl != nil {
+		// Leave while still serving: a leader hands over leadership first,
+		// and clients keep being answered (forwarded) meanwhile.
+		stopCluster(cl, o, logger)
+	}
 	srv.Close()
 	if err := n.Close(); err != nil {
 		return fmt.Errorf("closing node: %w", err)

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/goblindb/goblin/cluster"
+)
+
+// clusterOptions are the flags of cluster mode. A node runs in cluster
+// mode when it is given --join or --bootstrap-expect; otherwise it is a
+// single-node cluster that bootstraps itself.
+type clusterOptions struct {
+	advertise, announce, gossipAddr, join string
+	bootstrapExpect, maxVoters            int
+	reapDeadAfter, maxStaleness           time.Duration
+	leaveOnShutdown                       bool
+
+	// Derived by resolve.
+	enabled    bool
+	seeds      []string
+	gossipAdv  string
+	respAdv    string
+	clientAddr string
+}
+
+func (c *clusterOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.advertise, "advertise", "", "HOST[:PORT] other nodes reach this node's RESP port at; its host also advertises the Raft and gossip ports (default: --addr)")
+	fs.StringVar(&c.announce, "announce", "", "HOST:PORT clients are told in CLUSTER SLOTS/NODES and ROLE (default: --advertise)")
+	fs.StringVar(&c.gossipAddr, "gossip-addr", "", "gossip (memberlist) listen address (default: the RESP host, port+20000)")
+	fs.StringVar(&c.join, "join", "", "gossip seeds to join, host:port,... (a node may list itself); enables cluster mode")
+	fs.IntVar(&c.bootstrapExpect, "bootstrap-expect", 0, "form a new cluster once this many nodes see each other (none with state); enables cluster mode")
+	fs.IntVar(&c.maxVoters, "max-voters", 5, "voters the leader keeps; later nodes join as non-voters")
+	fs.DurationVar(&c.reapDeadAfter, "reap-dead-after", 0, "remove a node dead this long from the configuration (0: only GOBLIN REMOVE does)")
+	fs.DurationVar(&c.maxStaleness, "max-staleness", 5*time.Second, "READONLY reads on a follower are refused when the leader was last heard from longer ago")
+	fs.BoolVar(&c.leaveOnShutdown, "leave-on-shutdown", true, "on SIGTERM/SIGINT, leave the cluster (removed from the configuration) before stopping")
+}
+
+// resolve derives the cluster addresses from the flags.
+func (c *clusterOptions) resolve(o *options) error {
+	for _, s := range strings.Split(c.join, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			c.seeds = append(c.seeds, s)
+		}
+	}
+	c.enabled = len(c.seeds) > 0 || c.bootstrapExpect > 0
+	if !c.enabled {
+		return nil
+	}
+	respHost, respPort, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return fmt.Errorf("--addr: %w", err)
+	}
+	adv := c.advertise
+	if adv == "" {
+		adv = o.addr
+	}
+	advHost, advPort, err := net.SplitHostPort(adv)
+	if err != nil { // a bare host: the RESP port
+		advHost, advPort = adv, respPort
+	}
+	if ip := net.ParseIP(advHost); advHost == "" || (ip != nil && ip.IsUnspecified()) {
+		return fmt.Errorf("cluster mode needs --advertise: --addr %s is not an address other nodes can reach", o.addr)
+	}
+	c.respAdv = net.JoinHostPort(advHost, advPort)
+	c.clientAddr = c.announce
+	if c.clientAddr == "" {
+		c.clientAddr = c.respAdv
+	}
+	if o.raftAdvertise == "" {
+		_, raftPort, err := net.SplitHostPort(o.raftAddr)
+		if err != nil {
+			return fmt.Errorf("--raft-addr: %w", err)
+		}
+		o.raftAdvertise = net.JoinHostPort(advHost, raftPort)
+	}
+	if c.gossipAddr == "" {
+		if c.gossipAddr, err = shiftPort(net.JoinHostPort(respHost, respPort), 20000); err != nil {
+			return err
+		}
+	}
+	_, gossipPort, err := net.SplitHostPort(c.gossipAddr)
+	if err != nil {
+		return fmt.Errorf("--gossip-addr: %w", err)
+	}
+	c.gossipAdv = net.JoinHostPort(advHost, gossipPort)
+	if o.id == "" {
+		o.id = o.raftAdvertise
+	}
+	return nil
+}
+
+// newCluster returns the cluster layer for cluster mode, or nil.
+func newCluster(o *options, logger hclog.Logger) (*cluster.Cluster, error) {
+	c := &o.cluster
+	if !c.enabled {
+		return nil, nil
+	}
+	return cluster.New(cluster.Config{
+		ID:              o.id,
+		GossipAddr:      c.gossipAddr,
+		GossipAdvertise: c.gossipAdv,
+		RaftAddr:        o.raftAdvertise,
+		Addr:            c.respAdv,
+		Announce:        c.clientAddr,
+		Join:            c.seeds,
+		BootstrapExpect: c.bootstrapExpect,
+		MaxVoters:       c.maxVoters,
+		ReapDeadAfter:   c.reapDeadAfter,
+		Password:        o.requirePass,
+		Logger:          logger,
+	})
+}
+
+// leaveTimeout bounds a graceful leave at shutdown.
+const leaveTimeout = 10 * time.Second
+
+func stopCluster(cl *cluster.Cluster, o *options, logger hclog.Logger) {
+	if !o.cluster.leaveOnShutdown {
+		cl.Shutdown()
+		return
+	}
+	if err := cl.Leave(leaveTimeout); err != nil {
+		logger.Warn("leaving the cluster", "error", err)
+	}
+}
