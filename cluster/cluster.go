@@ -278,11 +278,17 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	}
 	var leaveErr error
 	if err == nil && others > 0 && hasID(conf, c.cfg.ID) {
-		err := c.node.RemoveServer(c.cfg.ID)
-		if err != nil && !errors.Is(err, node.ErrNoSuchNode) {
-			leaveErr = fmt.Errorf("cluster: removing this node from the configuration: %w", err)
-		} else {
-			c.log.Info("left the cluster: removed from the configuration")
+		done := make(chan error, 1)
+		go func() { done <- c.node.RemoveServer(c.cfg.ID) }()
+		select {
+		case err := <-done:
+			if err != nil && !errors.Is(err, node.ErrNoSuchNode) {
+				leaveErr = fmt.Errorf("cluster: removing this node from the configuration: %w", err)
+			} else {
+				c.log.Info("left the cluster: removed from the configuration")
+			}
+		case <-time.After(time.Until(deadline)):
+			leaveErr = errors.New("cluster: timed out waiting to be removed from the configuration")
 		}
 	}
 	c.Shutdown()

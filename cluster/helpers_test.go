@@ -171,8 +171,8 @@ func (e *env) start(id string, expect int, dir string) *tnode {
 		Transport:        tr,
 		Fsync:            node.FsyncEverysec,
 		Peers:            c,
-		HeartbeatTimeout: 300 * time.Millisecond,
-		ElectionTimeout:  300 * time.Millisecond,
+		HeartbeatTimeout: time.Second,
+		ElectionTimeout:  time.Second,
 		LeaderWait:       5 * time.Second,
 		Logger:           logger,
 	}

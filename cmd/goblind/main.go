@@ -72,6 +72,7 @@ type options struct {
 	fsync, requirePass, logLevel, doubleFormat          string
 	packed                                              rules
 	snapshotThreshold                                   uint64
+	snapshotInterval                                    time.Duration
 	cluster                                             clusterOptions
 }
 
@@ -90,6 +91,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.doubleFormat, "double-format", "7.2", "how replies write doubles: 7.2 (shortest) or 7.0 (%.17g, as Redis 7.0)")
 	fs.Var(&o.packed, "packed", "PATTERN=LAYOUT: new keys matching PATTERN get a packed layout, e.g. 'wiki:*=int32:float32' (repeatable)")
 	fs.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "log entries between snapshots")
+	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 30*time.Second, "how often to check whether --snapshot-threshold entries have accumulated")
 	o.cluster.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -170,6 +172,7 @@ func run(args []string) error {
 		Rules:             keyspace.Rules(o.packed),
 		Logger:            logger,
 		SnapshotThreshold: o.snapshotThreshold,
+		SnapshotInterval:  o.snapshotInterval,
 		Peers:             peers,
 		MaxStaleness:      o.cluster.maxStaleness,
 	})
