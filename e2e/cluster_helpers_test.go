@@ -1,0 +1,215 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ClusterNode is one goblind of a test cluster.
+type ClusterNode struct {
+	*Goblind
+	ID     string
+	Gossip string
+}
+
+// ClusterOptions configure StartCluster.
+type ClusterOptions struct {
+	Size   int      // nodes
+	Expect int      // --bootstrap-expect (default Size)
+	Args   []string // extra flags for every node
+	// Leave keeps goblind's default graceful leave on SIGTERM; tests turn
+	// it off by default so cleanup does not wait for quorum.
+	Leave bool
+}
+
+// testSeed returns the seed for a test's random choices (GOBLIN_SEED
+// replays one) and logs it.
+func testSeed(t testing.TB) *rand.Rand {
+	seed := rand.Uint64()
+	if s := os.Getenv("GOBLIN_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("GOBLIN_SEED=%d", seed)
+	return rand.New(rand.NewPCG(seed, 3))
+}
+
+// StartCluster starts o.Size goblind processes that form a cluster through
+// gossip, in a random order with random delays (as people start them), and
+// waits until they agree on a leader.
+func StartCluster(t testing.TB, rng *rand.Rand, o ClusterOptions) []*ClusterNode {
+	t.Helper()
+	if o.Expect == 0 {
+		o.Expect = o.Size
+	}
+	nodes := make([]*ClusterNode, o.Size)
+	var seeds []string
+	for i := range nodes {
+		nodes[i] = &ClusterNode{ID: fmt.Sprintf("n%d", i+1), Gossip: FreeAddr(t, "")}
+		seeds = append(seeds, nodes[i].Gossip)
+	}
+	order := rng.Perm(o.Size)
+	t.Logf("start order %v", order)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for k, i := range order {
+		delay := time.Duration(rng.IntN(300)) * time.Millisecond * time.Duration(k)
+		n := nodes[i]
+		args := []string{"--id", n.ID, "--gossip-addr", n.Gossip, "--join", strings.Join(seeds, ","),
+			"--bootstrap-expect", strconv.Itoa(o.Expect)}
+		if !o.Leave {
+			args = append(args, "--leave-on-shutdown=false")
+		}
+		args = append(args, o.Args...)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(delay)
+			g := StartGoblind(t, NodeOptions{Args: args, NoWait: true})
+			mu.Lock()
+			n.Goblind = g
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for _, n := range nodes {
+		n.WaitReady(20 * time.Second)
+	}
+	WaitLeader(t, nodes, 30*time.Second)
+	return nodes
+}
+
+// Info returns INFO section as key/value pairs.
+func Info(ctx context.Context, c *redis.Client, section string) (map[string]string, error) {
+	s, err := c.Info(ctx, section).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
+		if ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// WaitLeader waits until every running node names the same leader, that
+// leader says it leads, and its configuration holds every running node;
+// it returns the leader.
+func WaitLeader(t testing.TB, nodes []*ClusterNode, d time.Duration) *ClusterNode {
+	t.Helper()
+	var leader *ClusterNode
+	Eventually(t, d, func() error {
+		leader = nil
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		ids := map[string]bool{}
+		running := 0
+		for _, n := range nodes {
+			if n.Goblind == nil || !n.Running() {
+				continue
+			}
+			running++
+			c := n.Client()
+			info, err := Info(ctx, c, "replication")
+			if err != nil {
+				return fmt.Errorf("%s: %v", n.ID, err)
+			}
+			ids[info["goblin_leader_id"]] = true
+			if info["role"] == "master" {
+				leader = n
+			}
+		}
+		if leader == nil || len(ids) != 1 || !ids[leader.ID] {
+			return fmt.Errorf("no agreed leader yet: %v", ids)
+		}
+		members, err := GoblinNodes(ctx, leader.Client())
+		if err != nil {
+			return err
+		}
+		inConf := 0
+		for _, m := range members {
+			if m["suffrage"] != "none" {
+				inConf++
+			}
+		}
+		if inConf < running {
+			return fmt.Errorf("configuration has %d of %d running nodes", inConf, running)
+		}
+		return nil
+	})
+	return leader
+}
+
+// Followers returns the running nodes other than leader.
+func Followers(nodes []*ClusterNode, leader *ClusterNode) []*ClusterNode {
+	var out []*ClusterNode
+	for _, n := range nodes {
+		if n != leader && n.Goblind != nil && n.Running() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// patient returns client options for writes that may wait out an election
+// (goblind waits up to 5 s for a leader before answering).
+func patient(o *redis.Options) {
+	o.ReadTimeout = 15 * time.Second
+	o.WriteTimeout = 15 * time.Second
+}
+
+// commandCalls returns how many times the node executed each command.
+func commandCalls(t testing.TB, c *redis.Client) map[string]int {
+	t.Helper()
+	info, err := Info(context.Background(), c, "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for k, v := range info {
+		name, ok := strings.CutPrefix(k, "cmdstat_")
+		if !ok {
+			continue
+		}
+		calls, _, _ := strings.Cut(strings.TrimPrefix(v, "calls="), ",")
+		out[name], _ = strconv.Atoi(calls)
+	}
+	return out
+}
+
+// GoblinNodes returns GOBLIN NODES as one map per node.
+func GoblinNodes(ctx context.Context, c *redis.Client) ([]map[string]string, error) {
+	raw, err := c.Do(ctx, "GOBLIN", "NODES").Slice()
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]string
+	for _, r := range raw {
+		m := map[string]string{}
+		switch v := r.(type) {
+		case []interface{}: // RESP2: flat pairs
+			for i := 0; i+1 < len(v); i += 2 {
+				m[fmt.Sprint(v[i])] = fmt.Sprint(v[i+1])
+			}
+		case map[interface{}]interface{}: // RESP3
+			for k, x := range v {
+				m[fmt.Sprint(k)] = fmt.Sprint(x)
+			}
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
