@@ -101,14 +101,7 @@ func (c *zcore[M, S]) compact() {
 			move(&l.keys[i])
 		}
 	})
-	groups := len(c.idx.groups)
-	c.idx.init(groups)
-	c.walk(nil, func(l *leaf[M, S]) {
-		ks, ss := l.live()
-		for i, m := range ks {
-			p := c.stored(m)
-			h := hashProbe(&p)
-			c.idx.commit(c.idx.freshSlot(h), h, m, ss[i])
-		}
-	})
+	if c.indexed() {
+		c.buildIndex(c.n)
+	}
 }

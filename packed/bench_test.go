@@ -2,8 +2,10 @@ package packed
 
 import (
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -40,12 +42,21 @@ func (g goblinImpl) rank(m []byte) int {
 func (g goblinImpl) mark()                   {}
 func (g goblinImpl) bytesPerMember() float64 { return float64(g.z.Bytes()) / float64(g.z.Len()) }
 
+// benchLeafCap is the leaf capacity benchmarked: DefaultLeafCap, or
+// $GOBLIN_LEAFCAP to compare capacities.
+func benchLeafCap() int {
+	if n, err := strconv.Atoi(os.Getenv("GOBLIN_LEAFCAP")); err == nil {
+		return n
+	}
+	return DefaultLeafCap
+}
+
 // impls are the implementations compared, by name.
 var impls = []struct {
 	name string
 	new  func(l Layout) zimpl
 }{
-	{"goblin", func(l Layout) zimpl { return goblinImpl{New(l)} }},
+	{"goblin", func(l Layout) zimpl { return goblinImpl{NewWithCapacity(l, benchLeafCap())} }},
 	{"btree", newBaseline},
 }
 
@@ -172,25 +183,43 @@ func BenchmarkWorkloads(b *testing.B) {
 
 // runWorkload runs a workload; the sequential-deletion and new-insertion
 // workloads rebuild their set (untimed) whenever it runs out of members.
+// Besides wall time it reports cpu-ns/op, the thread's CPU time per
+// operation, which a busy shared machine disturbs much less.
 func runWorkload(b *testing.B, l Layout, w workload, mk func(Layout) zimpl) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	r := rand.New(rand.NewPCG(1, 2))
 	z := mk(l)
 	op := w.setup(z, r)
 	bpm := z.bytesPerMember()
 	b.ResetTimer()
+	cpu := -threadCPU()
 	for i := 0; i < b.N; i++ {
 		if i > 0 && i%bulkN == 0 && (w.name == "sequential-deletion" || w.name == "new-insertion") {
 			b.StopTimer()
+			cpu += threadCPU()
 			z = mk(l)
 			op = w.setup(z, rand.New(rand.NewPCG(1, 2)))
 			runtime.GC()
+			cpu -= threadCPU()
 			b.StartTimer()
 		}
 		op(i)
 	}
+	cpu += threadCPU()
 	b.StopTimer()
 	if w.name == "new-insertion" {
 		bpm = z.bytesPerMember()
 	}
 	b.ReportMetric(bpm, "B/member")
+	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
+}
+
+// threadCPU returns the calling thread's CPU time in nanoseconds.
+func threadCPU() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1, &ru); err != nil { // RUSAGE_THREAD
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

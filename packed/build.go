@@ -32,7 +32,9 @@ func (c *zcore[M, S]) newBuilder(n int) *builder[M, S] {
 		fill := max(1, c.leafCap-c.leafCap/8)
 		b.nLeaves = (n + fill - 1) / fill
 		b.base, b.extra = n/b.nLeaves, n%b.nLeaves
-		c.idx.init(groupsFor(min(n, 1<<16)))
+		if n > c.smallLimit() {
+			c.idx.init(groupsFor(min(n, 1<<16)))
+		}
 	}
 	return b
 }
@@ -48,11 +50,23 @@ func (b *builder[M, S]) add(p *probe[M], s S) error {
 		return errOrder
 	}
 	h := hashProbe(p)
-	slot, found := c.find(h, p)
-	if found {
-		return errOrder
+	slot := -1
+	if c.indexed() {
+		var found bool
+		if slot, found = c.find(h, p); found {
+			return errOrder
+		}
+		slot = c.reserve(h, slot)
+	} else {
+		for _, l := range b.leaves {
+			ks, _ := l.live()
+			for i := range ks {
+				if c.eqMember(p, &ks[i]) {
+					return errOrder
+				}
+			}
+		}
 	}
-	slot = c.reserve(h, slot)
 	m := p.m
 	if kindOf[M]() == MemberBytes {
 		r, ok := c.ar.add(p.b)
@@ -80,7 +94,7 @@ func (b *builder[M, S]) add(p *probe[M], s S) error {
 	}
 	b.cur.keys[b.cur.hi], b.cur.scores[b.cur.hi] = m, s
 	b.cur.hi++
-	c.idx.commit(slot, h, m, s)
+	c.commitSlot(slot, h, m, s)
 	b.prevS, b.prevM = s, m
 	b.added++
 	return nil

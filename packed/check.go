@@ -133,6 +133,12 @@ func (c *zcore[M, S]) checkLinks(leaves []*leaf[M, S]) error {
 }
 
 func (c *zcore[M, S]) checkIndex(leaves []*leaf[M, S]) error {
+	if !c.indexed() {
+		if c.n > c.smallLimit() || c.height > 0 {
+			return fmt.Errorf("unindexed set of %d members, height %d", c.n, c.height)
+		}
+		return nil
+	}
 	x := &c.idx
 	if x.count != c.n {
 		return fmt.Errorf("index holds %d members, tree %d", x.count, c.n)

@@ -29,15 +29,24 @@ func parseCanonicalInt(s []byte) (v int64, ok bool) {
 		return 0, false
 	}
 	var u uint64
-	for _, c := range d {
-		if c < '0' || c > '9' {
-			return 0, false
+	if len(d) <= 18 { // cannot overflow: the common case, one multiply-add per digit
+		for _, c := range d {
+			if c -= '0'; c > 9 {
+				return 0, false
+			}
+			u = u*10 + uint64(c)
 		}
-		n := u*10 + uint64(c-'0')
-		if n/10 != u { // overflow
-			return 0, false
+	} else {
+		for _, c := range d {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n := u*10 + uint64(c-'0')
+			if n/10 != u { // overflow
+				return 0, false
+			}
+			u = n
 		}
-		u = n
 	}
 	if neg {
 		if u > 1<<63 {

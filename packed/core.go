@@ -58,7 +58,7 @@ func (c *zcore[M, S]) lookup(text []byte) (p probe[M], h uint64, slot int, found
 		return p, 0, -1, false, st
 	}
 	h = hashProbe(&p)
-	slot, found = c.find(h, &p)
+	slot, found = c.findSlot(h, &p)
 	return p, h, slot, found, st
 }
 
@@ -84,7 +84,7 @@ func (c *zcore[M, S]) add(text []byte, sc float64, f AddFlags) (AddResult, error
 	if !fits[S](sc) {
 		return AddResult{}, errWidenScore
 	}
-	slot = c.reserve(h, slot)
+	slot = c.reserveSlot(h, slot)
 	m := p.m
 	if kindOf[M]() == MemberBytes {
 		r, ok := c.ar.add(p.b)
@@ -97,13 +97,13 @@ func (c *zcore[M, S]) add(text []byte, sc float64, f AddFlags) (AddResult, error
 		m = refMember[M](r)
 	}
 	c.insert(S(sc), &p, m)
-	c.idx.commit(slot, h, m, S(sc))
+	c.commitSlot(slot, h, m, S(sc))
 	return AddResult{Score: sc, Added: true}, nil
 }
 
 // update applies Add to an existing member.
 func (c *zcore[M, S]) update(p *probe[M], slot int, sc float64, f AddFlags) (AddResult, error) {
-	cur := float64(c.idx.score(slot))
+	cur := float64(c.slotScore(slot))
 	if f&AddNX != 0 {
 		return AddResult{Score: cur, Skipped: true}, nil
 	}
@@ -122,7 +122,7 @@ func (c *zcore[M, S]) update(p *probe[M], slot int, sc float64, f AddFlags) (Add
 		return AddResult{}, errWidenScore
 	}
 	c.rescore(S(cur), S(sc), p)
-	c.idx.setScore(slot, S(sc))
+	c.setSlotScore(slot, S(sc))
 	return AddResult{Score: sc, Changed: true}, nil
 }
 
@@ -131,7 +131,7 @@ func (c *zcore[M, S]) remove(text []byte) bool {
 	if !found {
 		return false
 	}
-	s := c.idx.score(slot)
+	s := c.slotScore(slot)
 	var pa path[M, S]
 	l := c.descend(s, &p, &pa)
 	i, ok := c.leafSearch(l, s, &p)
@@ -140,7 +140,7 @@ func (c *zcore[M, S]) remove(text []byte) bool {
 	}
 	c.release(l.key(i))
 	c.removeAt(l, &pa, i)
-	c.idx.erase(slot)
+	c.eraseSlot(slot)
 	c.afterRemove()
 	return true
 }
@@ -170,7 +170,7 @@ func (c *zcore[M, S]) score(text []byte) (float64, bool) {
 	if !found {
 		return 0, false
 	}
-	return float64(c.idx.score(slot)), true
+	return float64(c.slotScore(slot)), true
 }
 
 func (c *zcore[M, S]) rank(text []byte) (int, float64, bool) {
@@ -178,7 +178,7 @@ func (c *zcore[M, S]) rank(text []byte) (int, float64, bool) {
 	if !found {
 		return 0, 0, false
 	}
-	s := c.idx.score(slot)
+	s := c.slotScore(slot)
 	var pa path[M, S]
 	l := c.descend(s, &p, &pa)
 	i, _ := c.leafSearch(l, s, &p)
@@ -257,12 +257,12 @@ func (c *zcore[M, S]) removeRange(start, end int) int {
 		ks, ss := l.live()
 		for k := i; k < j; k++ {
 			p := c.stored(ks[k])
-			slot, found := c.find(hashProbe(&p), &p)
-			if !found || c.idx.score(slot) != ss[k] {
+			slot, found := c.findSlot(hashProbe(&p), &p)
+			if !found || c.slotScore(slot) != ss[k] {
 				panic("packed: index and tree disagree")
 			}
 			c.release(ks[k])
-			c.idx.erase(slot)
+			c.eraseSlot(slot)
 		}
 		pa.adjust(i - j)
 		c.n -= j - i
@@ -272,4 +272,85 @@ func (c *zcore[M, S]) removeRange(start, end int) int {
 	}
 	c.afterRemove()
 	return end - start
+}
+
+// Small sets have no index. While a set fits in its one leaf (at most
+// smallMax members), a member lookup scans the leaf, which is as fast as
+// hashing and saves the index's allocation; the slot of a member is then
+// its position in the leaf. The index is built when the set outgrows that
+// and kept until the set is empty.
+const smallMax = 8
+
+func (c *zcore[M, S]) indexed() bool { return c.idx.groups != nil }
+
+// smallLimit is the most members an unindexed set holds.
+func (c *zcore[M, S]) smallLimit() int { return min(smallMax, c.leafCap-c.leafCap/8) }
+
+// findSlot is find for indexed and unindexed sets alike.
+func (c *zcore[M, S]) findSlot(h uint64, p *probe[M]) (int, bool) {
+	if c.indexed() {
+		return c.find(h, p)
+	}
+	if c.rootLeaf != nil {
+		ks, _ := c.rootLeaf.live()
+		for i := range ks {
+			if c.eqMember(p, &ks[i]) {
+				return i, true
+			}
+		}
+	}
+	return -1, false
+}
+
+func (c *zcore[M, S]) slotScore(slot int) S {
+	if c.indexed() {
+		return c.idx.score(slot)
+	}
+	return c.rootLeaf.score(slot)
+}
+
+// setSlotScore records a member's new score (an unindexed set's only copy
+// of it is in the leaf, already updated).
+func (c *zcore[M, S]) setSlotScore(slot int, s S) {
+	if c.indexed() {
+		c.idx.setScore(slot, s)
+	}
+}
+
+func (c *zcore[M, S]) eraseSlot(slot int) {
+	if c.indexed() {
+		c.idx.erase(slot)
+	}
+}
+
+// reserveSlot is reserve for indexed and unindexed sets; an unindexed set
+// that is full builds its index.
+func (c *zcore[M, S]) reserveSlot(h uint64, slot int) int {
+	if !c.indexed() {
+		if c.n < c.smallLimit() {
+			return -1
+		}
+		c.buildIndex(c.n + 1)
+		return c.idx.freshSlot(h)
+	}
+	return c.reserve(h, slot)
+}
+
+func (c *zcore[M, S]) commitSlot(slot int, h uint64, m M, s S) {
+	if c.indexed() {
+		c.idx.commit(slot, h, m, s)
+	}
+}
+
+// buildIndex indexes every member, sized for n.
+func (c *zcore[M, S]) buildIndex(n int) {
+	c.idx.init(groupsFor(n))
+	c.walk(nil, func(l *leaf[M, S]) {
+		ks, ss := l.live()
+		for i, m := range ks {
+			p := c.stored(m)
+			h := hashProbe(&p)
+			c.idx.commit(c.idx.freshSlot(h), h, m, ss[i])
+		}
+	})
 }

@@ -122,6 +122,9 @@ func (z *ZSet) memberLayout(m []byte) (Layout, error) {
 // Widening happens only when the operation will store the member or score:
 // an XX, NX, GT or LT condition that skips the operation never widens.
 func (z *ZSet) Add(m []byte, score float64, f AddFlags) (AddResult, error) {
+	if invariants {
+		defer z.mustCheck()
+	}
 	for {
 		res, err := z.c.add(m, score, f)
 		switch err {
@@ -151,6 +154,9 @@ func (z *ZSet) convert(nl Layout) {
 
 // Remove deletes m and reports whether it was present.
 func (z *ZSet) Remove(m []byte) bool {
+	if invariants {
+		defer z.mustCheck()
+	}
 	if _, err := z.memberLayout(m); err != nil {
 		return false
 	}
@@ -211,6 +217,9 @@ func (z *ZSet) Range(start, end int, reverse bool, fn func(m []byte, s float64) 
 
 // RemoveRange deletes ranks [start, end) and returns how many it removed.
 func (z *ZSet) RemoveRange(start, end int) int {
+	if invariants {
+		defer z.mustCheck()
+	}
 	start, end = clampRange(start, end, z.c.len())
 	if start >= end {
 		return 0
@@ -238,6 +247,13 @@ func (z *ZSet) Stats() Stats { return z.c.stats() }
 
 // Clone returns a deep copy.
 func (z *ZSet) Clone() *ZSet { return &ZSet{layout: z.layout, c: z.c.clone()} }
+
+// mustCheck panics if an invariant is broken (invariants builds only).
+func (z *ZSet) mustCheck() {
+	if err := z.Check(); err != nil {
+		panic("packed: invariant broken: " + err.Error())
+	}
+}
 
 // Check verifies the structure's invariants (counts, order, fences, leaf
 // links and fill, index agreement) in O(n).

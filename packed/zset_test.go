@@ -299,12 +299,12 @@ func TestRemoveRangeWholeLeaves(t *testing.T) {
 func TestSmallSetsAreSmall(t *testing.T) {
 	z := New(Int32Float32)
 	mustAdd(t, z, "1", 1, 0)
-	if b := z.Bytes(); b > 400 {
+	if b := z.Bytes(); b > 320 {
 		t.Errorf("one-member INT32 set uses %d bytes", b)
 	}
 	s := New(Standard)
 	mustAdd(t, s, "hello", 1, 0)
-	if b := s.Bytes(); b > 480 {
+	if b := s.Bytes(); b > 368 {
 		t.Errorf("one-member standard set uses %d bytes", b)
 	}
 }
