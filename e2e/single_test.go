@@ -131,10 +131,23 @@ func checkSets(t *testing.T, c *redis.Client, want map[string]map[string]float64
 // TestKillNineLosesNothingAcknowledged runs concurrent writers against a
 // goblind with --fsync always, kill -9s it mid-load, restarts it, and
 // checks that every write that was acknowledged is there.
+// TestKillNineLosesNothingAcknowledged runs under every log store and
+// fsync mode: even everysec must have each acknowledged write in the
+// kernel before the reply.
 func TestKillNineLosesNothingAcknowledged(t *testing.T) {
+	for _, store := range []string{"wal", "bolt"} {
+		for _, fsync := range []string{"always", "everysec"} {
+			t.Run(store+"/"+fsync, func(t *testing.T) {
+				killNineLosesNothing(t, "--log-store", store, "--fsync", fsync)
+			})
+		}
+	}
+}
+
+func killNineLosesNothing(t *testing.T, args ...string) {
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
-	g := StartGoblind(t, NodeOptions{Args: []string{"--fsync", "always", "--snapshot-threshold", "500"}})
+	g := StartGoblind(t, NodeOptions{Args: append(args, "--snapshot-threshold", "500")})
 	c := g.Client(func(o *redis.Options) { o.PoolSize = 16; o.ReadTimeout = 5 * time.Second })
 	ctx := context.Background()
 

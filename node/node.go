@@ -27,6 +27,9 @@ type Config struct {
 	// RaftAdvertise is the Raft address peers use; defaults to RaftAddr.
 	RaftAdvertise string
 	Fsync         Fsync
+	// LogStore chooses the Raft log store (default: keep the data
+	// directory's, node/wal for a new one).
+	LogStore LogStore
 	// Bootstrap makes a node with no Raft state bootstrap a single-voter
 	// cluster of itself. A node with state never bootstraps again.
 	Bootstrap bool
@@ -110,7 +113,8 @@ func New(cfg Config) (*Node, error) {
 	n.verifier.fn = n.verifyLeader
 	n.leaderReads.fn = n.leaderReadIndex
 
-	st, err := openStores(cfg.DataDir, cfg.Fsync)
+	walLog := cfg.Logger.Named("wal")
+	st, err := openStores(cfg.DataDir, cfg.Fsync, cfg.LogStore, func(format string, args ...any) { walLog.Warn(fmt.Sprintf(format, args...)) })
 	if err != nil {
 		return nil, err
 	}
