@@ -70,6 +70,7 @@ func (r *rules) Set(v string) error {
 type options struct {
 	addr, unixSocket, data, id, raftAddr, raftAdvertise string
 	fsync, requirePass, logLevel, doubleFormat          string
+	pprofAddr, cpuProfile, logStore                     string
 	packed                                              rules
 	snapshotThreshold                                   uint64
 	snapshotInterval                                    time.Duration
@@ -86,12 +87,15 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.raftAddr, "raft-addr", "", "Raft listen address (default: the RESP host, port+10000)")
 	fs.StringVar(&o.raftAdvertise, "raft-advertise", "", "Raft address peers use (default: --raft-addr)")
 	fs.StringVar(&o.fsync, "fsync", "always", "log durability: always (fsync every commit batch) or everysec")
+	fs.StringVar(&o.logStore, "log-store", "auto", "Raft log store: wal (segment files), bolt (raft-boltdb), or auto (the data directory's, wal when new)")
 	fs.StringVar(&o.requirePass, "requirepass", "", "password clients must AUTH with")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	fs.StringVar(&o.doubleFormat, "double-format", "7.2", "how replies write doubles: 7.2 (shortest) or 7.0 (%.17g, as Redis 7.0)")
 	fs.Var(&o.packed, "packed", "PATTERN=LAYOUT: new keys matching PATTERN get a packed layout, e.g. 'wiki:*=int32:float32' (repeatable)")
 	fs.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "log entries between snapshots")
 	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 30*time.Second, "how often to check whether --snapshot-threshold entries have accumulated")
+	fs.StringVar(&o.pprofAddr, "pprof", "", "serve net/http/pprof on this address (off by default; never expose it)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	o.cluster.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -149,10 +153,19 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	logStore, err := node.ParseLogStore(o.logStore)
+	if err != nil {
+		return err
+	}
 	if o.doubleFormat != "7.2" && o.doubleFormat != "7.0" {
 		return fmt.Errorf("--double-format must be 7.2 or 7.0")
 	}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "goblind", Level: hclog.LevelFromString(o.logLevel), Output: os.Stderr})
+	stopProfiling, err := startProfiling(o.pprofAddr, o.cpuProfile)
+	defer stopProfiling()
+	if err != nil {
+		return err
+	}
 
 	cl, err := newCluster(o, logger)
 	if err != nil {
@@ -168,6 +181,7 @@ func run(args []string) error {
 		RaftAddr:          o.raftAddr,
 		RaftAdvertise:     o.raftAdvertise,
 		Fsync:             fsync,
+		LogStore:          logStore,
 		Bootstrap:         cl == nil, // a cluster bootstraps through gossip
 		Rules:             keyspace.Rules(o.packed),
 		Logger:            logger,
