@@ -122,27 +122,32 @@ func newWiki(spec wikiSpec) *wiki {
 // equal to top, adding up to exactly n: round(top·i^-s) with s found by
 // bisection, then the rounding remainder spread one by one.
 func zipfCounts(n, members, top int) []int32 {
-	counts := make([]int32, members)
-	fill := func(s float64) int {
+	count := func(i int, s float64) int {
+		c := int(math.Round(float64(top) * math.Exp(-s*math.Log(float64(i+1)))))
+		return max(1, min(c, top))
+	}
+	total := func(s float64) int {
 		sum := 0
-		for i := range counts {
-			c := int(math.Round(float64(top) * math.Pow(float64(i+1), -s)))
-			c = max(1, min(c, top))
-			counts[i] = int32(c)
-			sum += c
+		for i := range members {
+			sum += count(i, s)
 		}
 		return sum
 	}
-	lo, hi := 0.0, 8.0
-	for range 100 {
+	lo, hi := 0.0, 8.0 // total(lo) ≥ n ≥ total(hi)
+	for range 48 {
 		mid := (lo + hi) / 2
-		if fill(mid) > n {
+		if total(mid) > n {
 			lo = mid
 		} else {
 			hi = mid
 		}
 	}
-	sum := fill(hi) // sum ≤ n
+	counts := make([]int32, members)
+	sum := 0
+	for i := range counts {
+		counts[i] = int32(count(i, hi))
+		sum += int(counts[i])
+	}
 	// Add the remainder where it keeps the counts non-increasing: on the
 	// first member whose predecessor is larger, sweeping repeatedly.
 	for sum < n {
@@ -171,13 +176,15 @@ type stats struct {
 
 // expected returns the final state after the first n commands.
 func (w *wiki) expected(n int) stats {
-	scores := make(map[int32]float64)
+	scores := make([]float64, len(w.ids))
 	for _, m := range w.seq[:n] {
-		scores[w.ids[m]]++
+		scores[m]++
 	}
 	pairs := make([]pair, 0, len(scores))
-	for id, s := range scores {
-		pairs = append(pairs, pair{int64(id), s})
+	for i, s := range scores {
+		if s > 0 {
+			pairs = append(pairs, pair{int64(w.ids[i]), s})
+		}
 	}
 	return summarize(pairs)
 }

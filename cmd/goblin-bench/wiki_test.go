@@ -39,7 +39,7 @@ func TestWikiDeterministic(t *testing.T) {
 
 func TestZipfCountsShape(t *testing.T) {
 	for _, tc := range []struct{ n, members, top int }{
-		{2_000_000, 279_458, 11_792}, {1000, 10, 500}, {10, 10, 1}, {100, 1, 100}, {7, 3, 5},
+		{1000, 10, 500}, {10, 10, 1}, {100, 1, 100}, {7, 3, 5},
 	} {
 		c := zipfCounts(tc.n, tc.members, tc.top)
 		sum := 0
