@@ -46,6 +46,7 @@ func (rp *report) chart(path, title string) error {
 	parity.Color = plotutil.Color(7)
 	thr.Add(parity)
 	thr.NominalX(rp.workloads...)
+	thr.Y.Max *= 1.25 // room for the legend
 	thr.X.Tick.Label.Rotation = 0.5
 	thr.X.Tick.Label.XAlign = draw.XRight
 
@@ -77,6 +78,8 @@ func (rp *report) chart(path, title string) error {
 			mem.Legend.Add(series.name, bars)
 		}
 		mem.NominalX(names...)
+		mem.Y.Min = 0
+		mem.Y.Max *= 1.2
 		mem.X.Tick.Label.Rotation = 0.5
 		mem.X.Tick.Label.XAlign = draw.XRight
 	}
