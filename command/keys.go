@@ -8,6 +8,8 @@ func init() {
 		&Spec{Name: "unlink", Arity: -2, Flags: Write | Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Run: runDel, Validate: noValidation},
 		&Spec{Name: "exists", Arity: -2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Run: runExists},
 		&Spec{Name: "type", Arity: 2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Run: runType},
+		&Spec{Name: "touch", Arity: -2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Run: runExists},
+		&Spec{Name: "randomkey", Arity: 1, Flags: ReadOnly, Group: "generic", Run: runRandomKey},
 		&Spec{Name: "keys", Arity: 2, Flags: ReadOnly, Group: "generic", Run: runKeys},
 		&Spec{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, Group: "server", Run: runDBSize},
 		&Spec{Name: "flushdb", Arity: -1, Flags: Write, Group: "server", Run: runFlushDB, Validate: validateFlush},
@@ -86,4 +88,36 @@ func runFlushAll(c *Ctx, argv [][]byte) {
 	}
 	c.KS.FlushAll(c.Index)
 	c.W.OK()
+}
+
+// randomKeyTries bounds how many random picks RANDOMKEY makes before it
+// looks for a live key in order (when most keys have expired and await
+// the leader's deletion).
+const randomKeyTries = 100
+
+func runRandomKey(c *Ctx, argv [][]byte) {
+	db := c.db()
+	if db.Len() == 0 {
+		c.W.Null()
+		return
+	}
+	for i := 0; i < randomKeyTries; i++ {
+		k, _ := db.RandomKey(c.random(uint64(db.Len())))
+		if c.lookup([]byte(k)) != nil {
+			c.W.BulkString(k)
+			return
+		}
+		if db.Len() == 0 {
+			break
+		}
+	}
+	found := false
+	db.Each(c.Now, func(k string, _ *keyspace.Entry) bool {
+		c.W.BulkString(k)
+		found = true
+		return false
+	})
+	if !found {
+		c.W.Null()
+	}
 }

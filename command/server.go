@@ -40,13 +40,4 @@ func runSelect(c *Ctx, argv [][]byte) {
 }
 
 // ParseDB parses a SELECT argument as Redis does.
-func ParseDB(b []byte) (int, error) {
-	v, ok := parseInt(b)
-	if !ok || v < -2147483648 || v > 2147483647 {
-		return 0, ErrNotInteger
-	}
-	if v < 0 || v >= 16 {
-		return 0, ErrDBIndex
-	}
-	return int(v), nil
-}
+func ParseDB(b []byte) (int, error) { return parseTargetDB(b) }

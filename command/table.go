@@ -46,7 +46,14 @@ type Spec struct {
 	FirstKey int // position of the first key argument, 0 if none
 	LastKey  int // position of the last key argument, negative from the end
 	Step     int
-	Group    string // Redis's command group ("sorted_set", "generic", ...)
+	// KeyFunc, when set, finds the keys of commands whose key positions
+	// depend on their arguments (a numkeys argument); Keys uses it.
+	KeyFunc func(argv [][]byte) [][]byte
+	// Sub, for container commands (OBJECT, MEMORY), gives each
+	// subcommand's arity, counting the command name: Redis checks them
+	// before running anything, like an unknown command.
+	Sub map[string]int
+	Group   string // Redis's command group ("sorted_set", "generic", ...)
 	// Run executes the command and writes its reply.
 	Run func(c *Ctx, argv [][]byte)
 	// Validate, for write commands, checks the arguments without the
@@ -63,8 +70,28 @@ func (s *Spec) CheckArity(argc int) bool {
 	return argc >= -s.Arity
 }
 
+// CheckSub checks a container command's subcommand and its arity, with
+// Redis's error texts; nil for other commands.
+func (s *Spec) CheckSub(argv [][]byte) error {
+	if s.Sub == nil || len(argv) < 2 {
+		return nil
+	}
+	sub := strings.ToLower(string(argv[1]))
+	arity, ok := s.Sub[sub]
+	if !ok {
+		return UnknownSubcommandError(argv)
+	}
+	if (arity > 0 && len(argv) != arity) || (arity < 0 && len(argv) < -arity) {
+		return ArityError(s.Name + "|" + sub)
+	}
+	return nil
+}
+
 // Keys returns the key arguments of argv according to the key positions.
 func (s *Spec) Keys(argv [][]byte) [][]byte {
+	if s.KeyFunc != nil {
+		return s.KeyFunc(argv)
+	}
 	if s.FirstKey == 0 || s.FirstKey >= len(argv) {
 		return nil
 	}
