@@ -82,6 +82,9 @@ type Node struct {
 	leaderReads batcher
 	peers       Peers
 
+	// keyReady is where the state machine's Ready hook goes (OnKeyReady).
+	keyReady atomic.Pointer[func(db int, key []byte)]
+
 	notify   chan bool
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -112,6 +115,11 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, log: cfg.Logger, fsm: raftfsm.New(), notify: make(chan bool, 16), stop: make(chan struct{}), peers: cfg.Peers}
 	n.verifier.fn = n.verifyLeader
 	n.leaderReads.fn = n.leaderReadIndex
+	n.fsm.A.Ready = func(db int, key []byte) {
+		if f := n.keyReady.Load(); f != nil {
+			(*f)(db, key)
+		}
+	}
 
 	walLog := cfg.Logger.Named("wal")
 	st, err := openStores(cfg.DataDir, cfg.Fsync, cfg.LogStore, func(format string, args ...any) { walLog.Warn(fmt.Sprintf(format, args...)) })
@@ -223,6 +231,12 @@ func (n *Node) Close() error {
 	n.closeErr = err
 	return err
 }
+
+// OnKeyReady sets the function the state machine calls when a write
+// leaves a sorted set with members (db -1 and a nil key: after a snapshot
+// is installed, any key may have). The RESP edge wakes blocked clients
+// with it. It runs under the keyspace's write lock and must not block.
+func (n *Node) OnKeyReady(fn func(db int, key []byte)) { n.keyReady.Store(&fn) }
 
 // ID returns the node's Raft server ID.
 func (n *Node) ID() string { return n.cfg.ID }

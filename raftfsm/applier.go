@@ -19,7 +19,9 @@ const (
 type Applier struct {
 	KS *keyspace.Keyspace
 	// Ready is called when a write leaves a sorted set with members, so
-	// blocked clients can be served. Optional.
+	// blocked clients can be served; after a snapshot is restored it is
+	// called once with db -1 and a nil key: any key may have changed.
+	// It runs under the keyspace's write lock and must not block. Optional.
 	Ready func(db int, key []byte)
 	// now is the state's clock: the largest entry time seen, so time never
 	// runs backwards when leadership moves to a node with a slower clock.

@@ -24,6 +24,9 @@ type Backend interface {
 	AppliedIndex() uint64
 	// Status describes the node for INFO and ROLE: key/value pairs.
 	Status() node.Status
+	// OnKeyReady registers the function called when a write leaves a
+	// sorted set with members (db -1, key nil: any key may have).
+	OnKeyReady(fn func(db int, key []byte))
 }
 
 // ClusterBackend is what the cluster commands need beyond Backend: the

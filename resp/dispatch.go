@@ -45,6 +45,13 @@ func (c *client) drain() {
 // through the backend.
 func (c *client) execute(argv [][]byte) {
 	name := argv[0]
+	if len(name) == len(c.s.nonce) && string(name) == string(c.s.nonce) {
+		// framedConn found malformed input: answer as Redis and hang up.
+		c.drain()
+		c.replyError(command.Errorf("%s", argv[1]))
+		c.conn.Close()
+		return
+	}
 	cc := lookupConnCommand(name)
 	var spec *command.Spec
 	if cc == nil {
@@ -88,6 +95,15 @@ func (c *client) execute(argv [][]byte) {
 		c.replyError(command.ArityError(fullname))
 		return
 	}
+	if spec != nil {
+		if err := spec.CheckSub(argv); err != nil {
+			c.drain()
+			c.rejectInMulti()
+			c.s.stats.rejected.Add(1)
+			c.replyError(err)
+			return
+		}
+	}
 	c.s.countCommand(fullname)
 
 	if c.multi != nil {
@@ -107,6 +123,10 @@ func (c *client) execute(argv [][]byte) {
 			c.drain()
 		}
 		cc.run(c, argv)
+		return
+	}
+	if spec.Flags&command.Blocking != 0 {
+		c.block(spec, argv)
 		return
 	}
 	if spec.Flags&command.Write != 0 {

@@ -73,6 +73,13 @@ func (f *fakeBackend) AppliedIndex() uint64 {
 	return f.index
 }
 
+// OnKeyReady hands the state machine's Ready hook to fn.
+func (f *fakeBackend) OnKeyReady(fn func(db int, key []byte)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.a.Ready = fn
+}
+
 func (f *fakeBackend) Status() node.Status {
 	return node.Status{Role: "master", Fsync: "always", Raft: map[string]string{"state": "Leader"}}
 }

@@ -94,7 +94,7 @@ func infoClients(s *Server, b *strings.Builder) {
 	n := len(s.clients)
 	s.mu.Unlock()
 	kv(b, "connected_clients", n)
-	kv(b, "blocked_clients", 0)
+	kv(b, "blocked_clients", s.blocked.count.Load())
 }
 
 func infoMemory(s *Server, b *strings.Builder) {

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	crand "crypto/rand"
 	"errors"
 	"net"
 	"os"
@@ -45,6 +46,12 @@ type Server struct {
 	nextID    atomic.Int64
 	wg        sync.WaitGroup
 	closed    bool
+	closing   chan struct{} // closed when Close starts: blocked clients leave
+
+	blocked blockRegistry
+	// nonce names the pseudo-command framedConn uses to report a protocol
+	// error; it is random, so no client can send it.
+	nonce []byte
 
 	stats stats
 }
@@ -62,8 +69,19 @@ func NewServer(cfg Config, backend Backend) *Server {
 	if cfg.Version == "" {
 		cfg.Version = "7.2.0"
 	}
-	s := &Server{cfg: cfg, backend: backend, started: time.Now(), clients: map[int64]*client{}}
+	s := &Server{cfg: cfg, backend: backend, started: time.Now(), clients: map[int64]*client{},
+		closing: make(chan struct{}), nonce: make([]byte, 24)}
 	s.cluster, _ = backend.(ClusterBackend)
+	if _, err := crand.Read(s.nonce); err != nil {
+		panic("resp: no randomness for the protocol nonce: " + err.Error())
+	}
+	backend.OnKeyReady(func(db int, key []byte) {
+		if key == nil {
+			s.blocked.wakeAll()
+			return
+		}
+		s.blocked.ready(db, key)
+	})
 	return s
 }
 
@@ -94,7 +112,7 @@ func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
 func (s *Server) Serve() {
 	for _, ln := range s.listeners {
 		srv := redcon.NewServerNetwork(ln.Addr().Network(), ln.Addr().String(), s.handle, s.accept, s.closedConn)
-		gate := newGateListener(ln)
+		gate := newGateListener(ln, s.nonce)
 		s.mu.Lock()
 		s.servers = append(s.servers, srv)
 		s.gates = append(s.gates, gate)
@@ -119,6 +137,7 @@ func (s *Server) Close() error {
 		return nil
 	}
 	s.closed = true
+	close(s.closing)
 	servers := s.servers
 	s.mu.Unlock()
 	for _, ln := range s.listeners {
@@ -145,6 +164,9 @@ func (s *Server) accept(conn redcon.Conn) bool {
 		return false
 	}
 	c := newClient(s, conn)
+	if fc, ok := conn.NetConn().(*framedConn); ok {
+		fc.unauth = func() bool { return !c.authed }
+	}
 	s.clients[c.id] = c
 	conn.SetContext(c)
 	s.stats.connections.Add(1)
@@ -204,13 +226,14 @@ func (s *Server) countCommand(name string) {
 // gate itself is closed: after the commands in flight have answered.
 type gateListener struct {
 	net.Listener
+	nonce  []byte
 	conns  chan net.Conn
 	closed chan struct{}
 	once   sync.Once
 }
 
-func newGateListener(ln net.Listener) *gateListener {
-	g := &gateListener{Listener: ln, conns: make(chan net.Conn), closed: make(chan struct{})}
+func newGateListener(ln net.Listener, nonce []byte) *gateListener {
+	g := &gateListener{Listener: ln, nonce: nonce, conns: make(chan net.Conn), closed: make(chan struct{})}
 	go g.acceptLoop()
 	return g
 }
@@ -237,7 +260,7 @@ func (g *gateListener) acceptLoop() {
 func (g *gateListener) Accept() (net.Conn, error) {
 	select {
 	case c := <-g.conns:
-		return c, nil
+		return newFramedConn(c, g.nonce), nil
 	case <-g.closed:
 		return nil, net.ErrClosed
 	}

@@ -1,0 +1,179 @@
+package resp
+
+import (
+	"bytes"
+	"container/list"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goblindb/goblin/command"
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+// Blocking pops (BZPOPMIN, BZPOPMAX, BZMPOP) outside a transaction.
+//
+// The state machine never blocks: there the command pops if it can and
+// otherwise replies with a null array. A connection that gets that null
+// array waits in the registry on the command's keys. When a write leaves
+// one of those keys with members, the state machine's Ready hook wakes the
+// first connection waiting on it (first blocked, first served), which
+// proposes its command again: the pop it receives is decided by that one
+// log entry, on every node alike. If the key was emptied again meanwhile
+// the connection keeps its place and waits on. A connection that leaves
+// the registry (served, timed out, disconnected) passes the turn to the
+// next one waiting on each of its keys, so a set with members left wakes
+// the next waiter.
+//
+// A waiting connection holds no lock; it watches its timeout, its socket
+// (framedConn reads ahead to notice a disconnect) and server shutdown.
+
+type blockKey struct {
+	db  int
+	key string
+}
+
+type waiter struct {
+	wake  chan struct{} // buffered: a wake-up is never lost
+	keys  []blockKey
+	elems []*list.Element
+}
+
+type blockRegistry struct {
+	mu     sync.Mutex
+	queues map[blockKey]*list.List
+	count  atomic.Int64 // connections blocked, for INFO
+}
+
+func (r *blockRegistry) add(db int, keys [][]byte) *waiter {
+	w := &waiter{wake: make(chan struct{}, 1)}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.queues == nil {
+		r.queues = map[blockKey]*list.List{}
+	}
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if seen[string(k)] {
+			continue
+		}
+		seen[string(k)] = true
+		bk := blockKey{db, string(k)}
+		q := r.queues[bk]
+		if q == nil {
+			q = list.New()
+			r.queues[bk] = q
+		}
+		w.keys = append(w.keys, bk)
+		w.elems = append(w.elems, q.PushBack(w))
+	}
+	r.count.Add(1)
+	return w
+}
+
+// remove takes w out of every queue and wakes the next waiter of each.
+func (r *blockRegistry) remove(w *waiter) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, bk := range w.keys {
+		q := r.queues[bk]
+		q.Remove(w.elems[i])
+		if q.Len() == 0 {
+			delete(r.queues, bk)
+			continue
+		}
+		signal(q.Front().Value.(*waiter))
+	}
+	r.count.Add(-1)
+}
+
+// ready is the state machine's Ready hook: key in db has members. It runs
+// under the keyspace lock, so it only signals.
+func (r *blockRegistry) ready(db int, key []byte) {
+	r.mu.Lock()
+	if q := r.queues[blockKey{db, string(key)}]; q != nil {
+		signal(q.Front().Value.(*waiter))
+	}
+	r.mu.Unlock()
+}
+
+// wakeAll wakes every waiter (after a snapshot is installed, when any key
+// may have changed without a Ready call).
+func (r *blockRegistry) wakeAll() {
+	r.mu.Lock()
+	for _, q := range r.queues {
+		for e := q.Front(); e != nil; e = e.Next() {
+			signal(e.Value.(*waiter))
+		}
+	}
+	r.mu.Unlock()
+}
+
+func signal(w *waiter) {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// isNullArray reports whether a reply is the null array a blocking pop
+// answers when it has nothing to pop.
+func isNullArray(b []byte) bool {
+	return bytes.Equal(b, []byte("*-1\r\n")) || bytes.Equal(b, []byte("_\r\n"))
+}
+
+// block runs a blocking pop for a connection outside a transaction.
+func (c *client) block(spec *command.Spec, argv [][]byte) {
+	c.drain()
+	defer func() { c.barrier = false }() // time has passed: later reads need a new check
+	if err := spec.Validate(argv); err != nil {
+		c.replyError(err)
+		return
+	}
+	timeoutArg := argv[len(argv)-1]
+	if spec.Name == "bzmpop" {
+		timeoutArg = argv[1]
+	}
+	timeout, err := command.ParseTimeout(timeoutArg, c.s.backend.Now())
+	if err != nil {
+		c.replyError(err)
+		return
+	}
+	// Wait in line before the first attempt, so a write landing between
+	// the attempt and the wait cannot be missed.
+	w := c.s.blocked.add(c.db, spec.Keys(argv))
+	defer c.s.blocked.remove(w)
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(time.Duration(timeout) * time.Millisecond)
+		defer t.Stop()
+		expired = t.C
+	}
+	var gone <-chan struct{}
+	fc, _ := c.conn.NetConn().(*framedConn)
+	for {
+		res, err := c.s.backend.Propose(c.entry(raftfsm.OpCommand, []raftfsm.Command{{DB: c.db, Argv: argv}}))()
+		if err != nil {
+			c.replyError(translate(err))
+			return
+		}
+		if !isNullArray(res.Reply) {
+			c.conn.WriteRaw(res.Reply)
+			return
+		}
+		if gone == nil && fc != nil {
+			gone = fc.watchClose()
+			defer fc.stopWatch()
+		}
+		select {
+		case <-w.wake:
+		case <-expired:
+			c.reply(func(w *command.Writer) { w.NullArray() })
+			return
+		case <-gone:
+			return
+		case <-c.s.closing:
+			return
+		}
+	}
+}
