@@ -52,8 +52,8 @@ type Spec struct {
 	// Sub, for container commands (OBJECT, MEMORY), gives each
 	// subcommand's arity, counting the command name: Redis checks them
 	// before running anything, like an unknown command.
-	Sub map[string]int
-	Group   string // Redis's command group ("sorted_set", "generic", ...)
+	Sub   map[string]int
+	Group string // Redis's command group ("sorted_set", "generic", ...)
 	// Run executes the command and writes its reply.
 	Run func(c *Ctx, argv [][]byte)
 	// Validate, for write commands, checks the arguments without the
