@@ -77,7 +77,7 @@ func runFlushDB(c *Ctx, argv [][]byte) {
 		c.W.Error(err)
 		return
 	}
-	c.KS.Flush(c.DB, c.Index)
+	c.KS.Flush(c.DB, c.Index, c.Now)
 	c.W.OK()
 }
 
@@ -86,7 +86,7 @@ func runFlushAll(c *Ctx, argv [][]byte) {
 		c.W.Error(err)
 		return
 	}
-	c.KS.FlushAll(c.Index)
+	c.KS.FlushAll(c.Index, c.Now)
 	c.W.OK()
 }
 

@@ -16,6 +16,10 @@ type DB struct {
 	// tombstones remembers when recently deleted keys were deleted, for
 	// WATCH; see Keyspace.Modified and PruneTombstones.
 	tombstones map[string]uint64
+	// expiredDel holds the tombstoned keys whose last deletion was an
+	// expiration (not persisted in snapshots: after a restore such a
+	// deletion counts as any other, which only makes WATCH stricter).
+	expiredDel map[string]struct{}
 }
 
 type scanItem struct {
@@ -66,6 +70,7 @@ func newDB() *DB {
 			return a.key < b.key
 		}, opts),
 		tombstones: map[string]uint64{},
+		expiredDel: map[string]struct{}{},
 	}
 }
 
@@ -94,7 +99,7 @@ func (d *DB) GetForWrite(key []byte, now int64, idx uint64) *Entry {
 		return nil
 	}
 	if e.ExpireAt != 0 && e.ExpireAt <= now {
-		d.Delete(key, idx)
+		d.DeleteExpired(key, idx)
 		return nil
 	}
 	return e
@@ -113,6 +118,7 @@ func (d *DB) Set(key []byte, e *Entry, idx uint64) {
 	}
 	d.keys[k] = e
 	delete(d.tombstones, k)
+	delete(d.expiredDel, k)
 	if e.ExpireAt != 0 {
 		d.expires.Set(expireItem{e.ExpireAt, k})
 	}
@@ -132,6 +138,16 @@ func (d *DB) Delete(key []byte, idx uint64) bool {
 		d.expires.Delete(expireItem{e.ExpireAt, k})
 	}
 	d.tombstones[k] = idx
+	delete(d.expiredDel, k)
+	return true
+}
+
+// DeleteExpired removes key, whose time has come, at log index idx.
+func (d *DB) DeleteExpired(key []byte, idx uint64) bool {
+	if !d.Delete(key, idx) {
+		return false
+	}
+	d.expiredDel[string(key)] = struct{}{}
 	return true
 }
 

@@ -49,16 +49,41 @@ func (ks *Keyspace) Rules() Rules { return ks.rules }
 // SetRules replaces the packed-layout rules (a replicated decision).
 func (ks *Keyspace) SetRules(r Rules) { ks.rules = r }
 
-// Flush empties database i at log index idx.
-func (ks *Keyspace) Flush(i int, idx uint64) {
-	ks.dbs[i] = newDB()
+// Flush empties database i at log index idx; now (Unix ms) tells which
+// keys had expired. Keys changed recently enough for a WATCH to care get
+// tombstones, as do their earlier deletions, so EXEC can tell a watched
+// key that existed at the flush from one that never did.
+func (ks *Keyspace) Flush(i int, idx uint64, now int64) {
+	old := ks.dbs[i]
+	nd := newDB()
+	since := ks.recentSince(idx)
+	for k, t := range old.tombstones {
+		if t >= since {
+			nd.tombstones[k] = t
+			if _, ok := old.expiredDel[k]; ok {
+				nd.expiredDel[k] = struct{}{}
+			}
+		}
+	}
+	for k, e := range old.keys {
+		if e.Version < since {
+			continue
+		}
+		nd.tombstones[k] = idx
+		if e.ExpireAt != 0 && e.ExpireAt <= now {
+			nd.expiredDel[k] = struct{}{}
+		} else {
+			delete(nd.expiredDel, k)
+		}
+	}
+	ks.dbs[i] = nd
 	ks.flushed[i] = idx
 }
 
 // FlushAll empties every database at log index idx.
-func (ks *Keyspace) FlushAll(idx uint64) {
+func (ks *Keyspace) FlushAll(idx uint64, now int64) {
 	for i := range ks.dbs {
-		ks.Flush(i, idx)
+		ks.Flush(i, idx, now)
 	}
 }
 
@@ -104,6 +129,7 @@ func (ks *Keyspace) PruneTombstones(horizon uint64) {
 		for k, idx := range d.tombstones {
 			if idx < horizon {
 				delete(d.tombstones, k)
+				delete(d.expiredDel, k)
 			}
 		}
 	}

@@ -8,7 +8,7 @@ import (
 // tombstoneWindow is how many log entries a deleted key's deletion index
 // is remembered for WATCH; pruning runs every tombstonePruneEvery entries.
 const (
-	tombstoneWindow     = 1 << 20
+	tombstoneWindow     = keyspace.TombstoneWindow
 	tombstonePruneEvery = 1 << 12
 )
 
@@ -64,7 +64,7 @@ func (a *Applier) Apply(index uint64, e *Entry) []byte {
 		for _, k := range e.Expired {
 			db := a.KS.DB(k.DB)
 			if ent := db.Peek(k.Key); ent != nil && ent.ExpireAt == k.At && k.At <= a.now {
-				db.Delete(k.Key, index)
+				db.DeleteExpired(k.Key, index)
 			}
 		}
 	case OpRules:
@@ -102,15 +102,16 @@ func (a *Applier) run(index uint64, c Command) {
 	spec.Run(&ctx, c.Argv)
 }
 
-// watchFailed reports whether a watched key changed after the watch: its
-// modification index is newer, or it expired since (Redis counts a key
-// that expires while watched as changed).
+// watchFailed reports whether EXEC must abort because a watched key
+// changed after it was watched, as Redis decides it (keyspace.Changed).
 func (a *Applier) watchFailed(e *Entry) bool {
 	for _, w := range e.Watched {
-		if a.KS.Modified(w.DB, w.Key) > e.WatchIndex {
-			return true
+		since := w.Index
+		if since == 0 {
+			since = e.WatchIndex
 		}
-		if db := a.KS.DB(w.DB); !w.Expired && db.Peek(w.Key) != nil && db.Get(w.Key, a.now) == nil {
+		ws := keyspace.Watch{Since: since, Existed: !w.Absent && !w.Expired, Expired: w.Expired}
+		if a.KS.Changed(w.DB, w.Key, ws, a.now) {
 			return true
 		}
 	}

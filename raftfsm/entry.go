@@ -52,6 +52,13 @@ type WatchedKey struct {
 	// Expired records that the key was already logically expired when
 	// watched, so its later expiry is not a change.
 	Expired bool
+	// Absent records that the key did not exist when watched, so a flush
+	// of its database is not a change to it (entries written before this
+	// field existed say present: the stricter reading).
+	Absent bool
+	// Index is the log index the client had seen when it watched this
+	// key; 0 means the entry's WatchIndex.
+	Index uint64
 }
 
 // ExpiredKey names a key the leader found expired, with the expiry time it
@@ -93,6 +100,13 @@ var ErrCorrupt = errors.New("raftfsm: corrupt log entry")
 
 const flagDouble70 = 1
 
+// Watched-key flags (one byte per watched key).
+const (
+	watchExpired  = 1 << 0
+	watchAbsent   = 1 << 1
+	watchHasIndex = 1 << 2
+)
+
 // Encode appends the binary form of e to dst.
 func (e *Entry) Encode(dst []byte) []byte {
 	dst = append(dst, Version, byte(e.Op))
@@ -108,12 +122,21 @@ func (e *Entry) Encode(dst []byte) []byte {
 			dst = binary.AppendUvarint(dst, e.WatchIndex)
 			dst = binary.AppendUvarint(dst, uint64(len(e.Watched)))
 			for _, w := range e.Watched {
-				exp := byte(0)
+				var flags byte
 				if w.Expired {
-					exp = 1
+					flags |= watchExpired
 				}
-				dst = append(dst, byte(w.DB), exp)
+				if w.Absent {
+					flags |= watchAbsent
+				}
+				if w.Index != 0 {
+					flags |= watchHasIndex
+				}
+				dst = append(dst, byte(w.DB), flags)
 				dst = appendBytes(dst, w.Key)
+				if w.Index != 0 {
+					dst = binary.AppendUvarint(dst, w.Index)
+				}
 			}
 		}
 		dst = binary.AppendUvarint(dst, uint64(len(e.Commands)))
@@ -245,14 +268,18 @@ func Decode(data []byte) (*Entry, error) {
 			e.Watched = make([]WatchedKey, n)
 			for i := range e.Watched {
 				e.Watched[i].DB = d.db()
-				switch d.byte() {
-				case 0:
-				case 1:
-					e.Watched[i].Expired = true
-				default:
+				flags := d.byte()
+				if flags&^(watchExpired|watchAbsent|watchHasIndex) != 0 {
 					d.fail()
 				}
+				e.Watched[i].Expired = flags&watchExpired != 0
+				e.Watched[i].Absent = flags&watchAbsent != 0
 				e.Watched[i].Key = d.bytes()
+				if flags&watchHasIndex != 0 {
+					if e.Watched[i].Index = d.uvarint(); e.Watched[i].Index == 0 {
+						d.fail()
+					}
+				}
 			}
 		}
 		n := d.count(2)

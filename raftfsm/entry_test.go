@@ -13,7 +13,7 @@ func sampleEntries() []*Entry {
 		{Op: OpCommand, Time: 1700000000123, Proto: 2, Commands: []Command{{DB: 3, Argv: [][]byte{[]byte("ZADD"), []byte("k"), []byte("1"), []byte("")}}}},
 		{Op: OpCommand, Time: -5, Proto: 3, Double70: true, Commands: []Command{{DB: 15, Argv: [][]byte{[]byte("PING")}}}},
 		{Op: OpMulti, Time: 42, Proto: 3, WatchIndex: 99,
-			Watched:  []WatchedKey{{DB: 1, Key: []byte("w"), Expired: true}, {DB: 0, Key: []byte("")}},
+			Watched:  []WatchedKey{{DB: 1, Key: []byte("w"), Expired: true}, {DB: 0, Key: []byte("")}, {DB: 2, Key: []byte("x"), Absent: true, Index: 300}},
 			Commands: []Command{{DB: 0, Argv: [][]byte{[]byte("ZADD"), []byte("a"), []byte("1"), []byte("x")}}, {DB: 2, Argv: [][]byte{[]byte("DEL"), []byte("b")}}}},
 		{Op: OpMulti, Time: 1, Proto: 2, Commands: []Command{}, Watched: []WatchedKey{}},
 		{Op: OpExpire, Time: 77, Expired: []ExpiredKey{{DB: 4, Key: []byte("gone"), At: 76}}},

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"context"
+	"strings"
 	"math/rand/v2"
 	"time"
 
@@ -70,16 +71,11 @@ func (c *client) execute(argv [][]byte) {
 	}
 
 	if !c.authed && (cc == nil || !cc.noAuth) {
-		c.drain()
-		c.rejectInMulti()
-		c.replyError(errNoAuth)
+		c.reject(cc, errNoAuth)
 		return
 	}
 	if cc == nil && spec == nil {
-		c.drain()
-		c.rejectInMulti()
-		c.s.stats.rejected.Add(1)
-		c.replyError(command.UnknownCommandError(argv))
+		c.reject(nil, command.UnknownCommandError(argv))
 		return
 	}
 	arityOK := false
@@ -89,18 +85,12 @@ func (c *client) execute(argv [][]byte) {
 		arityOK = spec.CheckArity(len(argv))
 	}
 	if !arityOK {
-		c.drain()
-		c.rejectInMulti()
-		c.s.stats.rejected.Add(1)
-		c.replyError(command.ArityError(fullname))
+		c.reject(cc, command.ArityError(fullname))
 		return
 	}
 	if spec != nil {
 		if err := spec.CheckSub(argv); err != nil {
-			c.drain()
-			c.rejectInMulti()
-			c.s.stats.rejected.Add(1)
-			c.replyError(err)
+			c.reject(nil, err)
 			return
 		}
 	}
@@ -113,8 +103,7 @@ func (c *client) execute(argv [][]byte) {
 			c.queue(argv, spec, cc)
 			return
 		case cc.inMulti == refuse:
-			c.rejectInMulti()
-			c.replyError(errNotAllowed)
+			c.reject(cc, errNotAllowed)
 			return
 		}
 	}
@@ -134,6 +123,23 @@ func (c *client) execute(argv [][]byte) {
 		return
 	}
 	c.read(spec, argv)
+}
+
+// reject refuses a command before it runs, as Redis's rejectCommand: a
+// transaction being queued is doomed, and a refused EXEC aborts it there
+// and then.
+func (c *client) reject(cc *connCommand, err error) {
+	c.drain()
+	c.s.stats.rejected.Add(1)
+	if cc != nil && cc.name == "exec" {
+		c.multi = nil
+		c.watch = watchState{}
+		msg := strings.TrimPrefix(err.Error(), "ERR ")
+		c.replyError(command.Errorf("EXECABORT Transaction discarded because of: %s", msg))
+		return
+	}
+	c.rejectInMulti()
+	c.replyError(err)
 }
 
 func checkArity(arity, argc int) bool {

@@ -13,11 +13,11 @@ type multiState struct {
 	db       int  // the database the next queued command runs in
 }
 
-// watchState is what WATCH recorded: the keys and the log index the
-// connection had seen, so EXEC aborts if any key changed after it.
+// watchState is what WATCH recorded: each key with the log index the
+// connection had seen and whether the key existed, so EXEC aborts when a
+// key changed after it was watched.
 type watchState struct {
-	keys  []raftfsm.WatchedKey
-	index uint64
+	keys []raftfsm.WatchedKey
 }
 
 func copyArgv(argv [][]byte) [][]byte {
@@ -85,7 +85,7 @@ func cmdExec(c *client, argv [][]byte) {
 		return
 	}
 	e := c.entry(raftfsm.OpMulti, m.commands)
-	e.WatchIndex, e.Watched = watch.index, watch.keys
+	e.Watched = watch.keys
 	res, err := c.s.backend.Propose(e)()
 	if err != nil {
 		c.replyError(translate(err))
@@ -101,21 +101,38 @@ func cmdExec(c *client, argv [][]byte) {
 
 func cmdWatch(c *client, argv [][]byte) {
 	if c.multi != nil {
-		c.rejectInMulti()
+		// Refused, but unlike a queuing error it does not doom the
+		// transaction (as in Redis).
 		c.replyError(command.Errorf("ERR WATCH inside MULTI is not allowed"))
 		return
 	}
-	if len(c.watch.keys) == 0 {
-		c.watch.index = c.s.backend.AppliedIndex()
-	}
 	c.s.backend.View(func(ks *keyspace.Keyspace, now int64) {
+		// The applied index read under the lock may lag the state the lock
+		// shows (it is published after a batch's lock is released): a
+		// change then looks newer than the watch, and EXEC aborts, never
+		// the reverse.
+		index := c.s.backend.AppliedIndex()
 		for _, k := range argv[1:] {
-			db := ks.DB(c.db)
-			expired := db.Peek(k) != nil && db.Get(k, now) == nil
-			c.watch.keys = append(c.watch.keys, raftfsm.WatchedKey{DB: c.db, Key: append([]byte(nil), k...), Expired: expired})
+			if c.watching(k) {
+				continue // Redis keeps the first watch of a key
+			}
+			existed, expired := ks.WatchState(c.db, k, now)
+			c.watch.keys = append(c.watch.keys, raftfsm.WatchedKey{
+				DB: c.db, Key: append([]byte(nil), k...), Expired: expired, Absent: !existed && !expired, Index: max(index, 1)})
 		}
 	})
 	c.reply(func(w *command.Writer) { w.OK() })
+}
+
+// watching reports whether the connection already watches key in its
+// current database.
+func (c *client) watching(key []byte) bool {
+	for _, w := range c.watch.keys {
+		if w.DB == c.db && string(w.Key) == string(key) {
+			return true
+		}
+	}
+	return false
 }
 
 func cmdUnwatch(c *client, argv [][]byte) {
