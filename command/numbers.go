@@ -299,31 +299,17 @@ func appendDouble(dst []byte, f float64, format DoubleFormat) []byte {
 	return appendShortest(dst, f)
 }
 
-// appendShortest writes the shortest round-trip digits of f the way Redis
+// appendShortest writes f's Grisu2 digits (see grisu.go) the way Redis
 // 7.2's fpconv_dtoa lays them out: plain integers up to 7 padding zeros,
 // plain decimals down to 6 leading zeros, scientific notation otherwise.
 func appendShortest(dst []byte, f float64) []byte {
-	var buf [32]byte
-	e := strconv.AppendFloat(buf[:0], math.Abs(f), 'e', -1, 64)
-	// e is d[.ddd]e±XX
-	epos := 0
-	for epos < len(e) && e[epos] != 'e' {
-		epos++
-	}
-	var digits [24]byte
-	nd := 0
-	for _, c := range e[:epos] {
-		if c != '.' {
-			digits[nd] = c
-			nd++
-		}
-	}
-	x, _ := strconv.Atoi(string(e[epos+1:]))
+	var buf [24]byte
+	digits, k := grisu2(math.Abs(f), buf[:])
+	nd := len(digits)
 	neg := f < 0
 	if neg {
 		dst = append(dst, '-')
 	}
-	k := x - nd + 1 // value = digits * 10^k
 	exp := k + nd - 1
 	if exp < 0 {
 		exp = -exp

@@ -1,5 +1,7 @@
 package command
 
+import "bytes"
+
 // OBJECT and MEMORY: what Goblin knows about a key's value.
 //
 // OBJECT ENCODING names Goblin's own layouts: "standard" for a set of
@@ -21,27 +23,17 @@ func init() {
 
 var errNoLFU = &Error{"ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust."}
 
-// writeHelp writes a container command's HELP reply: a header naming the
-// command as the client typed it, the lines, and the HELP footer.
-func writeHelp(w *Writer, name []byte, lines []string) {
+// WriteHelp writes a container command's HELP reply as Redis does: a
+// header naming the command as the client typed it, the lines, and the
+// HELP footer.
+func WriteHelp(w *Writer, name []byte, lines []string) {
 	w.Array(len(lines) + 3)
-	w.Simple(string(upper(name)) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
+	w.Simple(string(bytes.ToUpper(name)) + " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:")
 	for _, l := range lines {
 		w.Simple(l)
 	}
 	w.Simple("HELP")
 	w.Simple("    Print this help.")
-}
-
-func upper(b []byte) []byte {
-	out := make([]byte, len(b))
-	for i, c := range b {
-		if c >= 'a' && c <= 'z' {
-			c -= 'a' - 'A'
-		}
-		out[i] = c
-	}
-	return out
 }
 
 func runObject(c *Ctx, argv [][]byte) {
@@ -51,7 +43,7 @@ func runObject(c *Ctx, argv [][]byte) {
 	}
 	sub := argv[1]
 	if eq(sub, "help") {
-		writeHelp(c.W, argv[0], []string{
+		WriteHelp(c.W, argv[0], []string{
 			"ENCODING <key>",
 			"    Return the kind of internal representation used in order to store the value",
 			"    associated with a <key>.",
@@ -90,7 +82,7 @@ func runMemory(c *Ctx, argv [][]byte) {
 		return
 	}
 	if eq(argv[1], "help") {
-		writeHelp(c.W, argv[0], []string{
+		WriteHelp(c.W, argv[0], []string{
 			"USAGE <key> [SAMPLES <count>]",
 			"    Return memory in bytes used by <key> and its value. Nested values are",
 			"    sampled up to <count> times (default: 5, 0 means sample all).",

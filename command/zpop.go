@@ -18,13 +18,13 @@ func init() {
 			Run: func(c *Ctx, argv [][]byte) { runZPop(c, argv, false) }, Validate: validate(parseZPop)},
 		&Spec{Name: "zpopmax", Arity: -2, Flags: w, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
 			Run: func(c *Ctx, argv [][]byte) { runZPop(c, argv, true) }, Validate: validate(parseZPop)},
-		&Spec{Name: "zmpop", Arity: -4, Flags: Write, Group: "sorted_set",
+		&Spec{Name: "zmpop", Arity: -4, Flags: Write, Group: "sorted_set", KeyFunc: mpopKeys(false),
 			Run: runZMPop, Validate: validate(func(argv [][]byte) (MPopArgs, error) { return ParseMPop(argv, false) })},
 		&Spec{Name: "bzpopmin", Arity: -3, Flags: w | Blocking, FirstKey: 1, LastKey: -2, Step: 1, Group: "sorted_set",
 			Run: func(c *Ctx, argv [][]byte) { runBZPop(c, argv, false) }, Validate: validateBZPop},
 		&Spec{Name: "bzpopmax", Arity: -3, Flags: w | Blocking, FirstKey: 1, LastKey: -2, Step: 1, Group: "sorted_set",
 			Run: func(c *Ctx, argv [][]byte) { runBZPop(c, argv, true) }, Validate: validateBZPop},
-		&Spec{Name: "bzmpop", Arity: -5, Flags: Write | Blocking, Group: "sorted_set",
+		&Spec{Name: "bzmpop", Arity: -5, Flags: Write | Blocking, Group: "sorted_set", KeyFunc: mpopKeys(true),
 			Run: runBZMPop, Validate: validateBZMPop},
 	)
 }
@@ -182,6 +182,13 @@ func runZMPop(c *Ctx, argv [][]byte) {
 		}
 	}
 	c.W.NullArray()
+}
+
+func mpopKeys(block bool) func([][]byte) [][]byte {
+	return func(argv [][]byte) [][]byte {
+		a, _ := ParseMPop(argv, block)
+		return a.Keys
+	}
 }
 
 // BZPopKeys returns the keys of a BZPOPMIN/BZPOPMAX command.

@@ -184,7 +184,7 @@ func (d *differ) track(s step, reply []byte) {
 	name := strings.ToUpper(s.argv[0])
 	c := s.conn
 	switch {
-	case d.inMulti[c] && (name == "EXEC" || name == "DISCARD") && len(s.argv) == 1:
+	case d.inMulti[c] && (name == "EXEC" || name == "DISCARD") && (len(s.argv) == 1 || bytes.HasPrefix(reply, []byte("-EXECABORT"))):
 		d.inMulti[c] = false
 		d.lastExec = d.queued[c]
 	case d.inMulti[c] && string(reply) == "+QUEUED\r\n":

@@ -46,7 +46,7 @@ func newClient(s *Server, conn redcon.Conn) *client {
 		addr:    conn.RemoteAddr(),
 		created: time.Now(),
 		proto:   2,
-		authed:  s.cfg.RequirePass == "",
+		authed:  s.password() == "",
 	}
 	if nc := conn.NetConn(); nc != nil {
 		c.laddr = nc.LocalAddr().String()

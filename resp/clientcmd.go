@@ -67,20 +67,14 @@ func cmdClient(c *client, argv [][]byte) {
 		ok()
 	case sub == "help" && n == 2:
 		c.reply(func(w *command.Writer) {
-			lines := []string{
-				"CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+			command.WriteHelp(w, argv[0], []string{
 				"GETNAME", "    Return the name of the current connection.",
 				"ID", "    Return the ID of the current connection.",
 				"INFO", "    Return information about the current client connection.",
 				"LIST [TYPE normal|master|replica|pubsub] [ID <id> [<id> ...]]", "    Return information about client connections.",
 				"SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
 				"SETNAME <name>", "    Assign the name <name> to the current connection.",
-				"HELP", "    Print this help.",
-			}
-			w.Array(len(lines))
-			for _, l := range lines {
-				w.Simple(l)
-			}
+			})
 		})
 	default:
 		c.replyError(command.UnknownSubcommandError(argv))

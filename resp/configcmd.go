@@ -2,91 +2,265 @@ package resp
 
 import (
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/goblindb/goblin/command"
 	"github.com/goblindb/goblin/keyspace"
 )
 
-// configParams returns the parameters CONFIG GET answers: the settings
-// clients probe at connect time, Redis's values for what Goblin does not
-// have, and Goblin's own.
-func (s *Server) configParams() map[string]string {
-	p := map[string]string{
-		"databases":                 "16",
-		"maxmemory":                 "0",
-		"maxmemory-policy":          "noeviction",
-		"save":                      "",
-		"appendonly":                "no",
-		"timeout":                   "0",
-		"maxclients":                "10000",
-		"requirepass":               "",
-		"cluster-enabled":           "no",
-		"zset-max-listpack-entries": "128",
-		"zset-max-listpack-value":   "64",
-		"zset-max-ziplist-entries":  "128",
-		"zset-max-ziplist-value":    "64",
-		"proto-max-bulk-len":        "536870912",
-		"port":                      "0",
-	}
-	if len(s.listeners) > 0 {
-		p["port"] = portOf(s.listeners[0].Addr().String())
-		p["bind"] = s.listeners[0].Addr().String()
-	}
-	if s.cfg.UnixSocket != "" {
-		p["unixsocket"] = s.cfg.UnixSocket
-	}
-	if s.cfg.RequirePass != "" {
-		p["requirepass"] = s.cfg.RequirePass
-	}
-	p["appendfsync"] = s.backend.Status().Fsync
-	for k, v := range s.cfg.Settings {
-		p[k] = v
-	}
-	return p
+// CONFIG GET, SET, RESETSTAT, REWRITE and HELP.
+//
+// CONFIG GET answers Goblin's own settings (the port, the fsync mode, the
+// password) and, with Redis's values, the settings clients and tools probe
+// at connect time. CONFIG SET changes what can change at run time:
+// requirepass takes effect for new connections at once; the zset encoding
+// thresholds are accepted and kept (Goblin has one structure for every
+// size, so they change nothing), which lets tools and test suites that
+// tune them run. Every other setting is fixed at startup and refused as
+// Redis refuses an immutable one.
+
+// param is one configuration parameter.
+type param struct {
+	name string
+	get  func(s *Server) string
+	// set validates and stores a value; nil: immutable.
+	set func(s *Server, v string) error
 }
+
+// settings holds the values CONFIG SET may change that have no home
+// elsewhere.
+type settings struct {
+	mu sync.Mutex
+	kv map[string]string
+}
+
+func (st *settings) get(name, def string) string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if v, ok := st.kv[name]; ok {
+		return v
+	}
+	return def
+}
+
+func (st *settings) put(name, v string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.kv == nil {
+		st.kv = map[string]string{}
+	}
+	st.kv[name] = v
+}
+
+func fixed(v string) func(*Server) string { return func(*Server) string { return v } }
+
+// stored is a parameter kept in settings, validated as a non-negative
+// integer.
+func stored(name, def string) param {
+	return param{
+		name: name,
+		get:  func(s *Server) string { return s.settings.get(name, def) },
+		set: func(s *Server, v string) error {
+			n, ok := command.ParseInt([]byte(v))
+			if !ok || n < 0 {
+				return errConfigInt
+			}
+			s.settings.put(name, strconv.FormatInt(n, 10))
+			return nil
+		},
+	}
+}
+
+var errConfigInt = command.Errorf("argument couldn't be parsed into an integer")
+
+// aliases maps Redis's old parameter names to the current ones.
+var aliases = map[string]string{
+	"zset-max-ziplist-entries": "zset-max-listpack-entries",
+	"zset-max-ziplist-value":   "zset-max-listpack-value",
+	"hash-max-ziplist-entries": "hash-max-listpack-entries",
+	"hash-max-ziplist-value":   "hash-max-listpack-value",
+	"list-max-ziplist-size":    "list-max-listpack-size",
+	"slaveof":                  "replicaof",
+}
+
+func (s *Server) params() map[string]param {
+	ps := []param{
+		{name: "databases", get: fixed(strconv.Itoa(keyspace.NumDBs))},
+		{name: "maxmemory", get: fixed("0")},
+		{name: "maxmemory-policy", get: fixed("noeviction")},
+		{name: "save", get: fixed("")},
+		{name: "appendonly", get: fixed("no")},
+		{name: "appendfsync", get: func(s *Server) string { return s.backend.Status().Fsync }},
+		{name: "timeout", get: fixed("0")},
+		{name: "maxclients", get: fixed("10000")},
+		{name: "proto-max-bulk-len", get: fixed(strconv.Itoa(protoMaxBulkLen))},
+		{name: "cluster-enabled", get: fixed("no")},
+		{name: "notify-keyspace-events", get: fixed("")},
+		{name: "replicaof", get: fixed("")},
+		{name: "port", get: func(s *Server) string {
+			if len(s.listeners) > 0 {
+				return portOf(s.listeners[0].Addr().String())
+			}
+			return "0"
+		}},
+		{name: "bind", get: func(s *Server) string {
+			if len(s.listeners) > 0 {
+				return s.listeners[0].Addr().String()
+			}
+			return ""
+		}},
+		{name: "unixsocket", get: func(s *Server) string { return s.cfg.UnixSocket }},
+		{name: "requirepass", get: func(s *Server) string { return s.password() },
+			set: func(s *Server, v string) error { s.setPassword(v); return nil }},
+		stored("zset-max-listpack-entries", "128"),
+		stored("zset-max-listpack-value", "64"),
+		stored("hash-max-listpack-entries", "128"),
+		stored("hash-max-listpack-value", "64"),
+		stored("set-max-intset-entries", "512"),
+		stored("set-max-listpack-entries", "128"),
+		stored("set-max-listpack-value", "64"),
+		stored("list-max-listpack-size", "-2"),
+	}
+	m := make(map[string]param, len(ps)+len(s.cfg.Settings))
+	for _, p := range ps {
+		m[p.name] = p
+	}
+	for k, v := range s.cfg.Settings {
+		m[k] = param{name: k, get: fixed(v)}
+	}
+	return m
+}
+
+// lookupParam finds a parameter by name or alias, ignoring case.
+func lookupParam(ps map[string]param, name string) (param, bool) {
+	n := strings.ToLower(name)
+	if a, ok := aliases[n]; ok {
+		n = a
+	}
+	p, ok := ps[n]
+	return p, ok
+}
+
+var configSubs = map[string]int{"get": -3, "set": -4, "resetstat": 2, "rewrite": 2, "help": 2}
 
 func cmdConfig(c *client, argv [][]byte) {
 	sub := strings.ToLower(string(argv[1]))
-	switch {
-	case sub == "get" && len(argv) >= 3:
-		params := c.s.configParams()
-		names := make([]string, 0, len(params))
-		for k := range params {
-			names = append(names, k)
-		}
-		sort.Strings(names)
-		matched := map[string]bool{}
-		var out []string
-		for _, pat := range argv[2:] {
-			for _, n := range names {
-				if !matched[n] && keyspace.Match([]byte(strings.ToLower(string(pat))), []byte(n), true) {
-					matched[n] = true
-					out = append(out, n)
-				}
-			}
-		}
+	arity, ok := configSubs[sub]
+	if !ok {
+		c.replyError(command.UnknownSubcommandError(argv))
+		return
+	}
+	if !checkArity(arity, len(argv)) {
+		c.replyError(command.ArityError("config|" + sub))
+		return
+	}
+	switch sub {
+	case "get":
+		configGet(c, argv[2:])
+	case "set":
+		configSet(c, argv[2:])
+	case "resetstat":
+		c.s.stats.reset()
+		c.reply(func(w *command.Writer) { w.OK() })
+	case "rewrite":
+		c.replyError(command.Errorf("ERR The server is running without a config file"))
+	case "help":
 		c.reply(func(w *command.Writer) {
-			w.Map(len(out))
-			for _, n := range out {
-				w.BulkString(n)
-				w.BulkString(params[n])
-			}
+			command.WriteHelp(w, argv[0], []string{
+				"GET <pattern>",
+				"    Return parameters matching the glob-like <pattern> and their values.",
+				"SET <directive> <value>",
+				"    Set the configuration <directive> to <value>.",
+				"RESETSTAT",
+				"    Reset statistics reported by the INFO command.",
+				"REWRITE",
+				"    Rewrite the configuration file.",
+			})
 		})
-	case sub == "set" && len(argv) >= 4 && len(argv)%2 == 0:
-		name := strings.ToLower(string(argv[2]))
-		if _, ok := c.s.configParams()[name]; !ok {
-			c.replyError(command.Errorf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", argv[2]))
+	}
+}
+
+// configGet answers each exact name as given and each pattern with every
+// matching name, once.
+func configGet(c *client, patterns [][]byte) {
+	ps := c.s.params()
+	var names []string
+	for n := range ps {
+		names = append(names, n)
+	}
+	for a := range aliases {
+		if _, ok := ps[aliases[a]]; ok {
+			names = append(names, a)
+		}
+	}
+	sort.Strings(names)
+	seen := map[string]bool{}
+	type kv struct{ k, v string }
+	var out []kv
+	for _, pat := range patterns {
+		if !strings.ContainsAny(string(pat), "[*?") {
+			if p, ok := lookupParam(ps, string(pat)); ok && !seen[string(pat)] {
+				seen[string(pat)] = true
+				out = append(out, kv{string(pat), p.get(c.s)})
+			}
+			continue
+		}
+		for _, n := range names {
+			if !seen[n] && keyspace.Match(pat, []byte(n), true) {
+				seen[n] = true
+				p, _ := lookupParam(ps, n)
+				out = append(out, kv{n, p.get(c.s)})
+			}
+		}
+	}
+	c.reply(func(w *command.Writer) {
+		w.Map(len(out))
+		for _, e := range out {
+			w.BulkString(e.k)
+			w.BulkString(e.v)
+		}
+	})
+}
+
+// configSet sets every pair or none, with Redis's error texts.
+func configSet(c *client, args [][]byte) {
+	if len(args)%2 != 0 {
+		c.replyError(command.ErrSyntax)
+		return
+	}
+	ps := c.s.params()
+	var chosen []param
+	for i := 0; i < len(args); i += 2 {
+		p, ok := lookupParam(ps, string(args[i]))
+		if !ok {
+			c.replyError(command.Errorf("ERR Unknown option or number of arguments for CONFIG SET - '%s'", args[i]))
 			return
 		}
-		c.replyError(command.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - Goblin sets this at startup (see goblind --help)", argv[2]))
-	case sub == "resetstat" && len(argv) == 2:
-		c.s.stats.commands.Store(0)
-		c.s.stats.rejected.Store(0)
-		c.s.stats.errors.Store(0)
-		c.s.stats.perCommand.Range(func(k, _ any) bool { c.s.stats.perCommand.Delete(k); return true })
-		c.reply(func(w *command.Writer) { w.OK() })
-	default:
-		c.replyError(command.UnknownSubcommandError(argv))
+		if p.set == nil {
+			c.replyError(command.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", args[i]))
+			return
+		}
+		for _, q := range chosen {
+			if q.name == p.name {
+				c.replyError(command.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", args[i]))
+				return
+			}
+		}
+		chosen = append(chosen, p)
 	}
+	// Validate everything before changing anything.
+	old := make([]string, len(chosen))
+	for i, p := range chosen {
+		old[i] = p.get(c.s)
+		if err := p.set(c.s, string(args[2*i+1])); err != nil {
+			for j := i - 1; j >= 0; j-- {
+				chosen[j].set(c.s, old[j])
+			}
+			c.replyError(command.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", p.name, err))
+			return
+		}
+	}
+	c.reply(func(w *command.Writer) { w.OK() })
 }

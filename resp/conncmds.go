@@ -124,7 +124,7 @@ func (c *client) authenticate(user, pass []byte) error {
 	if !strings.EqualFold(string(user), "default") {
 		return errWrongPass
 	}
-	if c.s.cfg.RequirePass != "" && string(pass) != c.s.cfg.RequirePass {
+	if pw := c.s.password(); pw != "" && string(pass) != pw {
 		return errWrongPass
 	}
 	c.authed = true
@@ -135,7 +135,7 @@ func cmdAuth(c *client, argv [][]byte) {
 	var err error
 	switch len(argv) {
 	case 2:
-		if c.s.cfg.RequirePass == "" {
+		if c.s.password() == "" {
 			err = errNoPassword
 		} else {
 			err = c.authenticate([]byte("default"), argv[1])

@@ -2,8 +2,8 @@ package resp
 
 import (
 	"context"
-	"strings"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/tidwall/redcon"

@@ -48,7 +48,9 @@ type Server struct {
 	closed    bool
 	closing   chan struct{} // closed when Close starts: blocked clients leave
 
-	blocked blockRegistry
+	blocked  blockRegistry
+	settings settings
+	pass     atomic.Pointer[string] // requirepass, which CONFIG SET may change
 	// nonce names the pseudo-command framedConn uses to report a protocol
 	// error; it is random, so no client can send it.
 	nonce []byte
@@ -75,6 +77,7 @@ func NewServer(cfg Config, backend Backend) *Server {
 	if _, err := crand.Read(s.nonce); err != nil {
 		panic("resp: no randomness for the protocol nonce: " + err.Error())
 	}
+	s.setPassword(cfg.RequirePass)
 	backend.OnKeyReady(func(db int, key []byte) {
 		if key == nil {
 			s.blocked.wakeAll()
@@ -197,6 +200,18 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	batch = append(batch, conn.ReadPipeline()...)
 	c.runBatch(batch)
 	c.batch = batch[:0]
+}
+
+// password returns the password clients must AUTH with ("" for none).
+func (s *Server) password() string { return *s.pass.Load() }
+
+func (s *Server) setPassword(p string) { s.pass.Store(&p) }
+
+func (st *stats) reset() {
+	st.commands.Store(0)
+	st.rejected.Store(0)
+	st.errors.Store(0)
+	st.perCommand.Range(func(k, _ any) bool { st.perCommand.Delete(k); return true })
 }
 
 // clientList returns the connected clients sorted by id.
