@@ -19,13 +19,13 @@ func init() {
 		&Spec{Name: "zpopmax", Arity: -2, Flags: w, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
 			Run: func(c *Ctx, argv [][]byte) { runZPop(c, argv, true) }, Validate: validate(parseZPop)},
 		&Spec{Name: "zmpop", Arity: -4, Flags: Write, Group: "sorted_set", KeyFunc: mpopKeys(false),
-			Run: runZMPop, Validate: validate(func(argv [][]byte) (MPopArgs, error) { return ParseMPop(argv, false) })},
+			Run: func(c *Ctx, argv [][]byte) { runMPop(c, argv, false) }, Validate: validate(func(argv [][]byte) (MPopArgs, error) { return ParseMPop(argv, false) })},
 		&Spec{Name: "bzpopmin", Arity: -3, Flags: w | Blocking, FirstKey: 1, LastKey: -2, Step: 1, Group: "sorted_set",
 			Run: func(c *Ctx, argv [][]byte) { runBZPop(c, argv, false) }, Validate: validateBZPop},
 		&Spec{Name: "bzpopmax", Arity: -3, Flags: w | Blocking, FirstKey: 1, LastKey: -2, Step: 1, Group: "sorted_set",
 			Run: func(c *Ctx, argv [][]byte) { runBZPop(c, argv, true) }, Validate: validateBZPop},
 		&Spec{Name: "bzmpop", Arity: -5, Flags: Write | Blocking, Group: "sorted_set", KeyFunc: mpopKeys(true),
-			Run: runBZMPop, Validate: validateBZMPop},
+			Run: func(c *Ctx, argv [][]byte) { runMPop(c, argv, true) }, Validate: validateBZMPop},
 	)
 }
 
@@ -169,15 +169,28 @@ func ParseMPop(argv [][]byte, block bool) (MPopArgs, error) {
 	return a, nil
 }
 
-func runZMPop(c *Ctx, argv [][]byte) {
-	a, err := ParseMPop(argv, false)
+// runMPop runs ZMPOP, or BZMPOP (block) without blocking.
+func runMPop(c *Ctx, argv [][]byte, block bool) {
+	a, err := ParseMPop(argv, block)
 	if err != nil {
 		c.W.Error(err)
 		return
 	}
-	for _, k := range a.Keys {
+	if block {
+		if _, err := ParseTimeout(a.Timeout, c.Now); err != nil {
+			c.W.Error(err)
+			return
+		}
+	}
+	popFirst(c, a.Keys, a.Max, a.Count, popKeyNested)
+}
+
+// popFirst pops from the first of keys that exists, or replies with a null
+// array when none does.
+func popFirst(c *Ctx, keys [][]byte, max bool, count int64, shape popShape) {
+	for _, k := range keys {
 		if e := c.lookup(k); e != nil {
-			pop(c, k, e, a.Max, a.Count, popKeyNested)
+			pop(c, k, e, max, count, shape)
 			return
 		}
 	}
@@ -204,13 +217,7 @@ func runBZPop(c *Ctx, argv [][]byte, max bool) {
 		c.W.Error(err)
 		return
 	}
-	for _, k := range BZPopKeys(argv) {
-		if e := c.lookup(k); e != nil {
-			pop(c, k, e, max, 1, popKeyFlat)
-			return
-		}
-	}
-	c.W.NullArray()
+	popFirst(c, BZPopKeys(argv), max, 1, popKeyFlat)
 }
 
 func validateBZMPop(argv [][]byte) error {
@@ -220,23 +227,4 @@ func validateBZMPop(argv [][]byte) error {
 	}
 	_, err = ParseTimeout(a.Timeout, 0)
 	return err
-}
-
-func runBZMPop(c *Ctx, argv [][]byte) {
-	a, err := ParseMPop(argv, true)
-	if err != nil {
-		c.W.Error(err)
-		return
-	}
-	if _, err := ParseTimeout(a.Timeout, c.Now); err != nil {
-		c.W.Error(err)
-		return
-	}
-	for _, k := range a.Keys {
-		if e := c.lookup(k); e != nil {
-			pop(c, k, e, a.Max, a.Count, popKeyNested)
-			return
-		}
-	}
-	c.W.NullArray()
 }

@@ -29,40 +29,33 @@ func parseValue(b []byte) (*value, []byte, error) {
 	}
 	v := &value{typ: b[0], str: string(b[1:i])}
 	rest := b[i+2:]
+	if !strings.ContainsRune("$=!*~>%|", rune(v.typ)) {
+		return v, rest, nil
+	}
+	n, err := strconv.Atoi(v.str)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n < 0 {
+		v.null = true
+		return v, rest, nil
+	}
 	switch v.typ {
 	case '$', '=', '!':
-		n, err := strconv.Atoi(v.str)
-		if err != nil {
-			return nil, nil, err
-		}
-		if n < 0 {
-			v.null = true
-			return v, rest, nil
-		}
 		if len(rest) < n+2 {
 			return nil, nil, fmt.Errorf("truncated bulk")
 		}
 		v.str = string(rest[:n])
 		return v, rest[n+2:], nil
-	case '*', '~', '>', '%', '|':
-		n, err := strconv.Atoi(v.str)
-		if err != nil {
+	case '%', '|':
+		n *= 2
+	}
+	for j := 0; j < n; j++ {
+		var e *value
+		if e, rest, err = parseValue(rest); err != nil {
 			return nil, nil, err
 		}
-		if n < 0 {
-			v.null = true
-			return v, rest, nil
-		}
-		if v.typ == '%' || v.typ == '|' {
-			n *= 2
-		}
-		for j := 0; j < n; j++ {
-			var e *value
-			if e, rest, err = parseValue(rest); err != nil {
-				return nil, nil, err
-			}
-			v.elems = append(v.elems, e)
-		}
+		v.elems = append(v.elems, e)
 	}
 	return v, rest, nil
 }

@@ -321,79 +321,67 @@ func splitArgs(line []byte) ([][]byte, bool) {
 		if p >= len(line) {
 			return args, true
 		}
-		var cur []byte
-		inq, insq, done := false, false, false
-		for !done {
+		cur := []byte{}
+		var quote byte // the open quote, 0 outside quotes
+		for done := false; !done; {
 			c := at(p)
 			switch {
-			case inq:
-				switch {
-				case c == '\\' && at(p+1) == 'x' && isHexDigit(at(p+2)) && isHexDigit(at(p+3)):
-					cur = append(cur, hexVal(at(p+2))<<4|hexVal(at(p+3)))
-					p += 3
-				case c == '\\' && at(p+1) != 0:
-					p++
-					e := at(p)
-					switch e {
-					case 'n':
-						e = '\n'
-					case 'r':
-						e = '\r'
-					case 't':
-						e = '\t'
-					case 'b':
-						e = '\b'
-					case 'a':
-						e = '\a'
-					}
-					cur = append(cur, e)
-				case c == '"':
-					if at(p+1) != 0 && !isSpace(at(p+1)) {
-						return nil, false
-					}
-					done = true
-				case c == 0:
-					return nil, false
-				default:
-					cur = append(cur, c)
-				}
-			case insq:
-				switch {
-				case c == '\\' && at(p+1) == '\'':
-					p++
-					cur = append(cur, '\'')
-				case c == '\'':
-					if at(p+1) != 0 && !isSpace(at(p+1)) {
-						return nil, false
-					}
-					done = true
-				case c == 0:
-					return nil, false
-				default:
-					cur = append(cur, c)
-				}
-			default:
+			case quote == 0:
 				switch c {
 				case ' ', '\n', '\r', '\t', 0:
 					done = true
-				case '"':
-					inq = true
-				case '\'':
-					insq = true
+				case '"', '\'':
+					quote = c
 				default:
 					cur = append(cur, c)
 				}
+			case quote == '"' && c == '\\' && at(p+1) == 'x' && isHexDigit(at(p+2)) && isHexDigit(at(p+3)):
+				cur = append(cur, hexVal(at(p+2))<<4|hexVal(at(p+3)))
+				p += 3
+			case quote == '"' && c == '\\' && at(p+1) != 0:
+				p++
+				cur = append(cur, unescape(at(p)))
+			case quote == '\'' && c == '\\' && at(p+1) == '\'':
+				p++
+				cur = append(cur, '\'')
+			case c == quote:
+				if !argEnds(at(p + 1)) {
+					return nil, false
+				}
+				done = true
+			case c == 0:
+				return nil, false // unterminated quotes
+			default:
+				cur = append(cur, c)
 			}
 			if at(p) != 0 {
 				p++
 			}
 		}
-		if cur == nil {
-			cur = []byte{}
-		}
 		args = append(args, cur)
 	}
 }
+
+// unescape maps the letter after a backslash in double quotes.
+func unescape(c byte) byte {
+	switch c {
+	case 'n':
+		return '\n'
+	case 'r':
+		return '\r'
+	case 't':
+		return '\t'
+	case 'b':
+		return '\b'
+	case 'a':
+		return '\a'
+	}
+	return c
+}
+
+// argEnds reports whether c may follow a closing quote: the end of the
+// line or a blank.
+func argEnds(c byte) bool { return c == 0 || isSpace(c) }
 
 func cstrBytes(b []byte) []byte {
 	if i := bytes.IndexByte(b, 0); i >= 0 {
