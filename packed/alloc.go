@@ -76,13 +76,13 @@ type Stats struct {
 	Bytes        int // everything allocated, as Bytes reports
 }
 
-func (c *zcore[M, S]) stats() Stats {
+func (c *zcore[M, S, V]) stats() Stats {
 	st := Stats{
 		Len: c.n, Height: c.height, LeafCap: c.leafCap,
 		IndexSlots: len(c.idx.groups) * groupSize, IndexTombs: c.idx.tombs,
 		ArenaBytes: cap(c.ar.buf), ArenaGarbage: c.ar.garbage,
 	}
-	st.Bytes = allocSize(sizeOf[ZSet](), true) + allocSize(sizeOf[zcore[M, S]](), true)
+	st.Bytes = allocSize(sizeOf[ZSet](), true) + allocSize(sizeOf[zcore[M, S, V]](), true)
 	c.walk(func(*branch[M, S]) {
 		st.Branches++
 		st.Bytes += allocSize(sizeOf[branch[M, S]](), true)
@@ -93,9 +93,9 @@ func (c *zcore[M, S]) stats() Stats {
 			allocSize(uintptr(len(l.keys))*sizeOf[M](), false) +
 			allocSize(uintptr(len(l.keys))*sizeOf[S](), false)
 	})
-	st.Bytes += allocSize(uintptr(len(c.idx.groups))*sizeOf[group[M, S]](), false)
+	st.Bytes += allocSize(uintptr(len(c.idx.groups))*sizeOf[group[M, V]](), false)
 	st.Bytes += allocSize(uintptr(cap(c.ar.buf)), false)
 	return st
 }
 
-func (c *zcore[M, S]) bytes() int { return c.stats().Bytes }
+func (c *zcore[M, S, V]) bytes() int { return c.stats().Bytes }

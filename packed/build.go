@@ -14,8 +14,8 @@ var errOrder = errors.New("packed: entries out of order or repeated")
 // insertions without immediate splits), and builds the branch levels bottom
 // up. Decode, Clone and widening use it; it costs one index insertion per
 // entry and no tree descent.
-type builder[M member, S score] struct {
-	c           *zcore[M, S]
+type builder[M member, S score, V any] struct {
+	c           *zcore[M, S, V]
 	n, added    int
 	nLeaves     int
 	base, extra int
@@ -26,8 +26,8 @@ type builder[M member, S score] struct {
 	prevM       M
 }
 
-func (c *zcore[M, S]) newBuilder(n int) *builder[M, S] {
-	b := &builder[M, S]{c: c, n: n}
+func (c *zcore[M, S, V]) newBuilder(n int) *builder[M, S, V] {
+	b := &builder[M, S, V]{c: c, n: n}
 	if n > 0 {
 		fill := max(1, c.leafCap-c.leafCap/8)
 		b.nLeaves = (n + fill - 1) / fill
@@ -41,7 +41,7 @@ func (c *zcore[M, S]) newBuilder(n int) *builder[M, S] {
 
 // add appends an entry. It fails if the entry is out of order, its member
 // is already present, or there are more than n entries.
-func (b *builder[M, S]) add(p *probe[M], s S) error {
+func (b *builder[M, S, V]) add(p *probe[M], s S) error {
 	c := b.c
 	if s != s || b.added == b.n {
 		return errOrder
@@ -69,7 +69,7 @@ func (b *builder[M, S]) add(p *probe[M], s S) error {
 	}
 	m := p.m
 	if kindOf[M]() == MemberBytes {
-		r, ok := c.ar.add(p.b)
+		r, ok := c.ar.add(p.b, float64(s))
 		if !ok {
 			return ErrTooLarge
 		}
@@ -111,7 +111,7 @@ type node[M member, S score] struct {
 
 // finish builds the branch levels. It fails if fewer than n entries were
 // added.
-func (b *builder[M, S]) finish() error {
+func (b *builder[M, S, V]) finish() error {
 	c := b.c
 	if b.added != b.n {
 		return errOrder
@@ -156,7 +156,7 @@ func (b *builder[M, S]) finish() error {
 }
 
 // load bulk-loads an empty core from n entries given as text, in order.
-func (c *zcore[M, S]) load(n int, entries iter.Seq2[[]byte, float64]) error {
+func (c *zcore[M, S, V]) load(n int, entries iter.Seq2[[]byte, float64]) error {
 	b := c.newBuilder(n)
 	var err error
 	for m, s := range entries {
@@ -172,8 +172,8 @@ func (c *zcore[M, S]) load(n int, entries iter.Seq2[[]byte, float64]) error {
 }
 
 // clone returns a deep copy built from c's entries.
-func (c *zcore[M, S]) clone() core {
-	d := &zcore[M, S]{layout: c.layout, leafCap: c.leafCap, branchCap: c.branchCap}
+func (c *zcore[M, S, V]) clone() core {
+	d := &zcore[M, S, V]{layout: c.layout, leafCap: c.leafCap, branchCap: c.branchCap}
 	b := d.newBuilder(c.n)
 	c.walk(nil, func(l *leaf[M, S]) {
 		ks, ss := l.live()

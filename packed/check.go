@@ -8,7 +8,7 @@ import (
 // check verifies every invariant of the tree, the index and the arena:
 // counts, order, fences, leaf links, fill, and that the index holds exactly
 // the tree's members with bit-identical scores. It is O(n).
-func (c *zcore[M, S]) check() error {
+func (c *zcore[M, S, V]) check() error {
 	var leaves []*leaf[M, S]
 	total, err := c.checkNode(c.root, c.rootLeaf, 0, &leaves, nil, nil)
 	if err != nil {
@@ -29,7 +29,7 @@ type fence[M member, S score] struct {
 	m M
 }
 
-func (c *zcore[M, S]) cmpKeys(as S, am M, bs S, bm M) int {
+func (c *zcore[M, S, V]) cmpKeys(as S, am M, bs S, bm M) int {
 	if as != bs {
 		if as < bs {
 			return -1
@@ -42,7 +42,7 @@ func (c *zcore[M, S]) cmpKeys(as S, am M, bs S, bm M) int {
 
 // checkNode checks the subtree rooted at b (or leaf l) at depth d, whose
 // keys must be >= lo and < hi (nil: unbounded), and returns its size.
-func (c *zcore[M, S]) checkNode(b *branch[M, S], l *leaf[M, S], d int, leaves *[]*leaf[M, S], lo, hi *fence[M, S]) (int, error) {
+func (c *zcore[M, S, V]) checkNode(b *branch[M, S], l *leaf[M, S], d int, leaves *[]*leaf[M, S], lo, hi *fence[M, S]) (int, error) {
 	if d == c.height {
 		if l == nil {
 			if d == 0 && c.n == 0 {
@@ -87,7 +87,7 @@ func (c *zcore[M, S]) checkNode(b *branch[M, S], l *leaf[M, S], d int, leaves *[
 	return total, nil
 }
 
-func (c *zcore[M, S]) checkLeaf(l *leaf[M, S], d int, lo, hi *fence[M, S]) error {
+func (c *zcore[M, S, V]) checkLeaf(l *leaf[M, S], d int, lo, hi *fence[M, S]) error {
 	n := l.n()
 	if l.lo < 0 || l.lo > l.hi || int(l.hi) > len(l.keys) || len(l.scores) != len(l.keys) {
 		return fmt.Errorf("leaf bounds [%d,%d) capacity %d", l.lo, l.hi, len(l.keys))
@@ -100,8 +100,13 @@ func (c *zcore[M, S]) checkLeaf(l *leaf[M, S], d int, lo, hi *fence[M, S]) error
 		if ss[i] != ss[i] {
 			return fmt.Errorf("NaN score in leaf")
 		}
-		if kindOf[M]() == MemberBytes && !c.ar.valid(*asRef(&ks[i])) {
-			return fmt.Errorf("member points outside the arena")
+		if kindOf[M]() == MemberBytes {
+			if !c.ar.valid(*asRef(&ks[i])) {
+				return fmt.Errorf("member points outside the arena")
+			}
+			if s := c.ar.score(*asRef(&ks[i])); math.Float64bits(s) != math.Float64bits(float64(ss[i])) {
+				return fmt.Errorf("member %q scores %v in the tree, %v in its arena record", c.text(nil, ks[i]), ss[i], s)
+			}
 		}
 		if i > 0 && c.cmpKeys(ss[i-1], ks[i-1], ss[i], ks[i]) >= 0 {
 			return fmt.Errorf("leaf entries %d and %d out of order", i-1, i)
@@ -116,7 +121,7 @@ func (c *zcore[M, S]) checkLeaf(l *leaf[M, S], d int, lo, hi *fence[M, S]) error
 	return nil
 }
 
-func (c *zcore[M, S]) checkLinks(leaves []*leaf[M, S]) error {
+func (c *zcore[M, S, V]) checkLinks(leaves []*leaf[M, S]) error {
 	for i, l := range leaves {
 		var prev, next *leaf[M, S]
 		if i > 0 {
@@ -132,7 +137,7 @@ func (c *zcore[M, S]) checkLinks(leaves []*leaf[M, S]) error {
 	return nil
 }
 
-func (c *zcore[M, S]) checkIndex(leaves []*leaf[M, S]) error {
+func (c *zcore[M, S, V]) checkIndex(leaves []*leaf[M, S]) error {
 	if !c.indexed() {
 		if c.n > c.smallLimit() || c.height > 0 {
 			return fmt.Errorf("unindexed set of %d members, height %d", c.n, c.height)
@@ -178,7 +183,7 @@ func (c *zcore[M, S]) checkIndex(leaves []*leaf[M, S]) error {
 			if !ok {
 				return fmt.Errorf("member %q is in the tree but not the index", c.text(nil, ks[i]))
 			}
-			if s := x.score(slot); math.Float64bits(float64(s)) != math.Float64bits(float64(ss[i])) {
+			if s := c.slotScore(slot); math.Float64bits(float64(s)) != math.Float64bits(float64(ss[i])) {
 				return fmt.Errorf("member %q scores %v in the tree, %v in the index", c.text(nil, ks[i]), ss[i], s)
 			}
 		}

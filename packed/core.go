@@ -1,11 +1,14 @@
 package packed
 
-import "errors"
+import (
+	"errors"
+	"unsafe"
+)
 
 // zcore is the one implementation behind every layout: a counted B+tree of
 // (score, member) entries plus a Swiss index from member to score, generic
 // over the member representation M and the score type S.
-type zcore[M member, S score] struct {
+type zcore[M member, S score, V any] struct {
 	layout    Layout
 	leafCap   int
 	branchCap int
@@ -13,7 +16,7 @@ type zcore[M member, S score] struct {
 	height    int           // branch levels; 0 means the root is a leaf
 	root      *branch[M, S] // when height > 0
 	rootLeaf  *leaf[M, S]   // when height == 0; nil when the set is empty
-	idx       swiss[M, S]
+	idx       swiss[M, V]
 	ar        arena // standard layout only
 }
 
@@ -33,27 +36,27 @@ const MaxLeafCap = 1 << 16
 // makers builds each layout's core: the layouts differ only in the type
 // parameters.
 var makers = [numLayouts]func(l Layout, leafCap, branchCap int) core{
-	Standard:     newZcore[sref, float64],
-	Int32Float32: newZcore[int32, float32],
-	Int32Float64: newZcore[int32, float64],
-	Int64Float32: newZcore[int64, float32],
-	Int64Float64: newZcore[int64, float64],
-	UUIDFloat32:  newZcore[uuid, float32],
-	UUIDFloat64:  newZcore[uuid, float64],
+	Standard:     newZcore[sref, float64, struct{}],
+	Int32Float32: newZcore[int32, float32, float32],
+	Int32Float64: newZcore[int32, float64, float64],
+	Int64Float32: newZcore[int64, float32, float32],
+	Int64Float64: newZcore[int64, float64, float64],
+	UUIDFloat32:  newZcore[uuid, float32, float32],
+	UUIDFloat64:  newZcore[uuid, float64, float64],
 }
 
 func newCore(l Layout, leafCap, branchCap int) core { return makers[l](l, leafCap, branchCap) }
 
-func newZcore[M member, S score](l Layout, leafCap, branchCap int) core {
-	return &zcore[M, S]{layout: l, leafCap: leafCap, branchCap: branchCap}
+func newZcore[M member, S score, V any](l Layout, leafCap, branchCap int) core {
+	return &zcore[M, S, V]{layout: l, leafCap: leafCap, branchCap: branchCap}
 }
 
-func (c *zcore[M, S]) len() int { return c.n }
+func (c *zcore[M, S, V]) len() int { return c.n }
 
-func (c *zcore[M, S]) caps() (int, int) { return c.leafCap, c.branchCap }
+func (c *zcore[M, S, V]) caps() (int, int) { return c.leafCap, c.branchCap }
 
 // lookup parses member text and finds it in the index.
-func (c *zcore[M, S]) lookup(text []byte) (p probe[M], h uint64, slot int, found bool, st parseStatus) {
+func (c *zcore[M, S, V]) lookup(text []byte) (p probe[M], h uint64, slot int, found bool, st parseStatus) {
 	if p, st = parseProbe[M](text); st != parseOK {
 		return p, 0, -1, false, st
 	}
@@ -62,7 +65,7 @@ func (c *zcore[M, S]) lookup(text []byte) (p probe[M], h uint64, slot int, found
 	return p, h, slot, found, st
 }
 
-func (c *zcore[M, S]) add(text []byte, sc float64, f AddFlags) (AddResult, error) {
+func (c *zcore[M, S, V]) add(text []byte, sc float64, f AddFlags) (AddResult, error) {
 	p, h, slot, found, st := c.lookup(text)
 	switch {
 	case st == parseBad:
@@ -87,10 +90,10 @@ func (c *zcore[M, S]) add(text []byte, sc float64, f AddFlags) (AddResult, error
 	slot = c.reserveSlot(h, slot)
 	m := p.m
 	if kindOf[M]() == MemberBytes {
-		r, ok := c.ar.add(p.b)
+		r, ok := c.ar.add(p.b, sc)
 		if !ok {
 			c.compact()
-			if r, ok = c.ar.add(p.b); !ok {
+			if r, ok = c.ar.add(p.b, sc); !ok {
 				return AddResult{}, ErrTooLarge
 			}
 		}
@@ -102,7 +105,7 @@ func (c *zcore[M, S]) add(text []byte, sc float64, f AddFlags) (AddResult, error
 }
 
 // update applies Add to an existing member.
-func (c *zcore[M, S]) update(p *probe[M], slot int, sc float64, f AddFlags) (AddResult, error) {
+func (c *zcore[M, S, V]) update(p *probe[M], slot int, sc float64, f AddFlags) (AddResult, error) {
 	cur := float64(c.slotScore(slot))
 	if f&AddNX != 0 {
 		return AddResult{Score: cur, Skipped: true}, nil
@@ -121,12 +124,13 @@ func (c *zcore[M, S]) update(p *probe[M], slot int, sc float64, f AddFlags) (Add
 	if !fits[S](sc) {
 		return AddResult{}, errWidenScore
 	}
+	m := c.slotMember(slot)
 	c.rescore(S(cur), S(sc), p)
-	c.setSlotScore(slot, S(sc))
+	c.setSlotScore(slot, m, S(sc))
 	return AddResult{Score: sc, Changed: true}, nil
 }
 
-func (c *zcore[M, S]) remove(text []byte) bool {
+func (c *zcore[M, S, V]) remove(text []byte) bool {
 	p, _, slot, found, _ := c.lookup(text)
 	if !found {
 		return false
@@ -146,7 +150,7 @@ func (c *zcore[M, S]) remove(text []byte) bool {
 }
 
 // release accounts for a removed member's arena record.
-func (c *zcore[M, S]) release(m M) {
+func (c *zcore[M, S, V]) release(m M) {
 	if kindOf[M]() == MemberBytes {
 		c.ar.garbage += c.ar.size(*asRef(&m))
 	}
@@ -154,9 +158,9 @@ func (c *zcore[M, S]) release(m M) {
 
 // afterRemove returns memory after removals: it shrinks a sparse index and
 // compacts an arena that is mostly garbage.
-func (c *zcore[M, S]) afterRemove() {
+func (c *zcore[M, S, V]) afterRemove() {
 	if c.n == 0 {
-		c.idx, c.ar = swiss[M, S]{}, arena{}
+		c.idx, c.ar = swiss[M, V]{}, arena{}
 		return
 	}
 	c.maybeShrink()
@@ -165,7 +169,7 @@ func (c *zcore[M, S]) afterRemove() {
 	}
 }
 
-func (c *zcore[M, S]) score(text []byte) (float64, bool) {
+func (c *zcore[M, S, V]) score(text []byte) (float64, bool) {
 	_, _, slot, found, _ := c.lookup(text)
 	if !found {
 		return 0, false
@@ -173,7 +177,7 @@ func (c *zcore[M, S]) score(text []byte) (float64, bool) {
 	return float64(c.slotScore(slot)), true
 }
 
-func (c *zcore[M, S]) rank(text []byte) (int, float64, bool) {
+func (c *zcore[M, S, V]) rank(text []byte) (int, float64, bool) {
 	p, _, slot, found, _ := c.lookup(text)
 	if !found {
 		return 0, 0, false
@@ -185,14 +189,14 @@ func (c *zcore[M, S]) rank(text []byte) (int, float64, bool) {
 	return pa.before() + i, float64(s), true
 }
 
-func (c *zcore[M, S]) scoreRank(x float64, inclusive bool) int {
+func (c *zcore[M, S, V]) scoreRank(x float64, inclusive bool) int {
 	if inclusive {
 		return c.prefix(func(s S, _ *M) bool { return float64(s) <= x })
 	}
 	return c.prefix(func(s S, _ *M) bool { return float64(s) < x })
 }
 
-func (c *zcore[M, S]) lexRank(text []byte, inclusive bool) int {
+func (c *zcore[M, S, V]) lexRank(text []byte, inclusive bool) int {
 	p, st := parseProbe[M](text)
 	if st != parseOK {
 		return 0
@@ -203,7 +207,7 @@ func (c *zcore[M, S]) lexRank(text []byte, inclusive bool) int {
 	return c.prefix(func(_ S, m *M) bool { return c.cmpMember(&p, m) > 0 })
 }
 
-func (c *zcore[M, S]) iterate(start, end int, reverse bool, fn func(m []byte, s float64) bool) {
+func (c *zcore[M, S, V]) iterate(start, end int, reverse bool, fn func(m []byte, s float64) bool) {
 	if start >= end {
 		return
 	}
@@ -238,7 +242,7 @@ func (c *zcore[M, S]) iterate(start, end int, reverse bool, fn func(m []byte, s 
 
 // text returns a stored member's text: standard members straight from the
 // arena, packed members formatted into buf.
-func (c *zcore[M, S]) text(buf []byte, m M) []byte {
+func (c *zcore[M, S, V]) text(buf []byte, m M) []byte {
 	if kindOf[M]() == MemberBytes {
 		return c.ar.get(*asRef(&m))
 	}
@@ -248,7 +252,7 @@ func (c *zcore[M, S]) text(buf []byte, m M) []byte {
 // removeRange removes ranks [start, end) a leaf at a time: each round
 // removes the part of one leaf that is in the range with one shift, then
 // merges or drops the leaf as a single-entry removal would.
-func (c *zcore[M, S]) removeRange(start, end int) int {
+func (c *zcore[M, S, V]) removeRange(start, end int) int {
 	left := end - start
 	for left > 0 {
 		var pa path[M, S]
@@ -281,13 +285,13 @@ func (c *zcore[M, S]) removeRange(start, end int) int {
 // and kept until the set is empty.
 const smallMax = 8
 
-func (c *zcore[M, S]) indexed() bool { return c.idx.groups != nil }
+func (c *zcore[M, S, V]) indexed() bool { return c.idx.groups != nil }
 
 // smallLimit is the most members an unindexed set holds.
-func (c *zcore[M, S]) smallLimit() int { return min(smallMax, c.leafCap-c.leafCap/8) }
+func (c *zcore[M, S, V]) smallLimit() int { return min(smallMax, c.leafCap-c.leafCap/8) }
 
 // findSlot is find for indexed and unindexed sets alike.
-func (c *zcore[M, S]) findSlot(h uint64, p *probe[M]) (int, bool) {
+func (c *zcore[M, S, V]) findSlot(h uint64, p *probe[M]) (int, bool) {
 	if c.indexed() {
 		return c.find(h, p)
 	}
@@ -302,22 +306,39 @@ func (c *zcore[M, S]) findSlot(h uint64, p *probe[M]) (int, bool) {
 	return -1, false
 }
 
-func (c *zcore[M, S]) slotScore(slot int) S {
-	if c.indexed() {
-		return c.idx.score(slot)
+func (c *zcore[M, S, V]) slotScore(slot int) S {
+	switch {
+	case !c.indexed():
+		return c.rootLeaf.score(slot)
+	case kindOf[M]() == MemberBytes:
+		return S(c.ar.score(*asRef(c.idx.key(slot))))
 	}
-	return c.rootLeaf.score(slot)
+	v := c.idx.val(slot)
+	return *(*S)(unsafe.Pointer(&v))
 }
 
-// setSlotScore records a member's new score (an unindexed set's only copy
-// of it is in the leaf, already updated).
-func (c *zcore[M, S]) setSlotScore(slot int, s S) {
+// slotMember returns the stored member in a slot.
+func (c *zcore[M, S, V]) slotMember(slot int) M {
 	if c.indexed() {
-		c.idx.setScore(slot, s)
+		return *c.idx.key(slot)
+	}
+	return c.rootLeaf.key(slot)
+}
+
+// setSlotScore records the new score of member m, found in slot before the
+// tree moved it: in its arena record (standard layout), in its index slot
+// (packed layouts), or nowhere else (an unindexed packed set's only copy
+// of the score is in the leaf, already updated).
+func (c *zcore[M, S, V]) setSlotScore(slot int, m M, s S) {
+	switch {
+	case kindOf[M]() == MemberBytes:
+		c.ar.setScore(*asRef(&m), float64(s))
+	case c.indexed():
+		c.idx.setVal(slot, valueOf[S, V](s))
 	}
 }
 
-func (c *zcore[M, S]) eraseSlot(slot int) {
+func (c *zcore[M, S, V]) eraseSlot(slot int) {
 	if c.indexed() {
 		c.idx.erase(slot)
 	}
@@ -325,7 +346,7 @@ func (c *zcore[M, S]) eraseSlot(slot int) {
 
 // reserveSlot is reserve for indexed and unindexed sets; an unindexed set
 // that is full builds its index.
-func (c *zcore[M, S]) reserveSlot(h uint64, slot int) int {
+func (c *zcore[M, S, V]) reserveSlot(h uint64, slot int) int {
 	if !c.indexed() {
 		if c.n < c.smallLimit() {
 			return -1
@@ -336,21 +357,33 @@ func (c *zcore[M, S]) reserveSlot(h uint64, slot int) int {
 	return c.reserve(h, slot)
 }
 
-func (c *zcore[M, S]) commitSlot(slot int, h uint64, m M, s S) {
+func (c *zcore[M, S, V]) commitSlot(slot int, h uint64, m M, s S) {
 	if c.indexed() {
-		c.idx.commit(slot, h, m, s)
+		c.idx.commit(slot, h, m, valueOf[S, V](s))
 	}
 }
 
+// V, what an index slot stores beside the member, is the score (V = S) in
+// packed layouts and nothing (V = struct{}) in the standard layout, whose
+// scores live in the arena records the slots point to (see arena.go).
+
+// valueOf converts a score to the index's value type.
+func valueOf[S score, V any](s S) (v V) {
+	if unsafe.Sizeof(v) != 0 {
+		*(*S)(unsafe.Pointer(&v)) = s
+	}
+	return v
+}
+
 // buildIndex indexes every member, sized for n.
-func (c *zcore[M, S]) buildIndex(n int) {
+func (c *zcore[M, S, V]) buildIndex(n int) {
 	c.idx.init(groupsFor(n))
 	c.walk(nil, func(l *leaf[M, S]) {
 		ks, ss := l.live()
 		for i, m := range ks {
 			p := c.stored(m)
 			h := hashProbe(&p)
-			c.idx.commit(c.idx.freshSlot(h), h, m, ss[i])
+			c.idx.commit(c.idx.freshSlot(h), h, m, valueOf[S, V](ss[i]))
 		}
 	})
 }

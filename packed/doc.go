@@ -22,7 +22,7 @@
 //
 // # One generic core
 //
-// zcore[M, S] (core.go) is the only implementation. S is float32 or float64.
+// zcore[M, S, V] (core.go) is the only implementation. S is float32 or float64.
 // M is the member's in-memory form: int32, int64, uuid (two big-endian
 // uint64 halves, so comparing halves orders UUIDs by their bytes) or sref
 // (a standard member's offset in the set's byte arena). The seven layouts

@@ -49,7 +49,7 @@ func (z *ZSet) EncodeTo(w io.Writer) error {
 	return bw.Flush()
 }
 
-func (c *zcore[M, S]) encode(w *bufio.Writer) error {
+func (c *zcore[M, S, V]) encode(w *bufio.Writer) error {
 	var err error
 	var buf []byte
 	c.walk(nil, func(l *leaf[M, S]) {
@@ -107,7 +107,7 @@ func Decode(r *bufio.Reader) (*ZSet, error) {
 	return &ZSet{layout: Layout(lb), c: c}, nil
 }
 
-func (c *zcore[M, S]) decode(r *bufio.Reader, n int) error {
+func (c *zcore[M, S, V]) decode(r *bufio.Reader, n int) error {
 	b := c.newBuilder(n)
 	sw, mw := scoreWidth[S](), memberWidth[M]()
 	var scores []S

@@ -137,7 +137,7 @@ func cmp3[T int32 | int64 | uint64](a, b T) int {
 }
 
 // cmpMember compares a probe with a stored member.
-func (c *zcore[M, S]) cmpMember(p *probe[M], m *M) int {
+func (c *zcore[M, S, V]) cmpMember(p *probe[M], m *M) int {
 	if kindOf[M]() == MemberBytes {
 		return bytes.Compare(p.b, c.ar.get(*asRef(m)))
 	}
@@ -145,7 +145,7 @@ func (c *zcore[M, S]) cmpMember(p *probe[M], m *M) int {
 }
 
 // eqMember reports whether a probe is the stored member m.
-func (c *zcore[M, S]) eqMember(p *probe[M], m *M) bool {
+func (c *zcore[M, S, V]) eqMember(p *probe[M], m *M) bool {
 	if kindOf[M]() == MemberBytes {
 		return bytes.Equal(p.b, c.ar.get(*asRef(m)))
 	}
@@ -153,7 +153,7 @@ func (c *zcore[M, S]) eqMember(p *probe[M], m *M) bool {
 }
 
 // stored returns the probe for a member held by the set.
-func (c *zcore[M, S]) stored(m M) probe[M] {
+func (c *zcore[M, S, V]) stored(m M) probe[M] {
 	p := probe[M]{m: m}
 	if kindOf[M]() == MemberBytes {
 		p.b = c.ar.get(*asRef(&m))
@@ -176,7 +176,7 @@ func hashProbe[M member](p *probe[M]) uint64 {
 }
 
 // appendMember appends the canonical text of a stored member.
-func (c *zcore[M, S]) appendMember(dst []byte, m M) []byte {
+func (c *zcore[M, S, V]) appendMember(dst []byte, m M) []byte {
 	switch kindOf[M]() {
 	case MemberInt32:
 		return appendInt(dst, int64(*asI32(&m)))

@@ -47,7 +47,7 @@ func asSlice[T any, M member](ks []M) []T {
 // keyBound returns the first index i with (ss[i], ks[i]) >= (s, p), or >
 // when upper is set: one binary search that compares members only where
 // scores tie, with the member comparison inlined per kind.
-func (c *zcore[M, S]) keyBound(ks []M, ss []S, s S, p *probe[M], upper bool) int {
+func (c *zcore[M, S, V]) keyBound(ks []M, ss []S, s S, p *probe[M], upper bool) int {
 	switch kindOf[M]() {
 	case MemberInt32:
 		return pairBound(asSlice[int32](ks), ss, s, *asI32(&p.m), upper)

@@ -40,14 +40,16 @@ const (
 // (7/8)/(growNum/growDen). See doc.go for the measured choice.
 const growNum, growDen = 3, 2
 
-type group[M member, S score] struct {
+// group is eight slots. vals precedes keys because V may be struct{}: a
+// zero-size last field would make Go pad the struct.
+type group[M member, V any] struct {
 	ctrl uint64
+	vals [groupSize]V
 	keys [groupSize]M
-	vals [groupSize]S
 }
 
-type swiss[M member, S score] struct {
-	groups     []group[M, S]
+type swiss[M member, V any] struct {
+	groups     []group[M, V]
 	count      int // members
 	tombs      int // DELETED control bytes
 	growthLeft int // insertions into EMPTY slots left before a resize
@@ -81,31 +83,33 @@ func groupsFor(n int) int {
 }
 
 // init allocates an empty table for about n members.
-func (x *swiss[M, S]) init(groups int) {
-	x.groups = make([]group[M, S], groups)
+func (x *swiss[M, V]) init(groups int) {
+	x.groups = make([]group[M, V], groups)
 	for i := range x.groups {
 		x.groups[i].ctrl = allEmpty
 	}
 	x.count, x.tombs, x.growthLeft = 0, 0, 7*groups
 }
 
-func (x *swiss[M, S]) score(slot int) S { return x.groups[slot>>3].vals[slot&7] }
+func (x *swiss[M, V]) val(slot int) V { return x.groups[slot>>3].vals[slot&7] }
 
-func (x *swiss[M, S]) setScore(slot int, s S) { x.groups[slot>>3].vals[slot&7] = s }
+func (x *swiss[M, V]) setVal(slot int, v V) { x.groups[slot>>3].vals[slot&7] = v }
 
-func (x *swiss[M, S]) setCtrl(slot int, b uint64) {
+func (x *swiss[M, V]) key(slot int) *M { return &x.groups[slot>>3].keys[slot&7] }
+
+func (x *swiss[M, V]) setCtrl(slot int, b uint64) {
 	g := &x.groups[slot>>3]
 	shift := uint(slot&7) * 8
 	g.ctrl = g.ctrl&^(0xff<<shift) | b<<shift
 }
 
-func (x *swiss[M, S]) ctrlAt(slot int) uint64 {
+func (x *swiss[M, V]) ctrlAt(slot int) uint64 {
 	return x.groups[slot>>3].ctrl >> (uint(slot&7) * 8) & 0xff
 }
 
 // find looks p up. It returns p's slot and true, or the vacant slot where p
 // would be inserted and false (-1 if the table is unallocated).
-func (c *zcore[M, S]) find(h uint64, p *probe[M]) (int, bool) {
+func (c *zcore[M, S, V]) find(h uint64, p *probe[M]) (int, bool) {
 	x := &c.idx
 	n := len(x.groups)
 	if n == 0 {
@@ -139,7 +143,7 @@ func (c *zcore[M, S]) find(h uint64, p *probe[M]) (int, bool) {
 
 // reserve makes sure vacant slot (from find) can take a new member with
 // hash h, resizing the table if needed, and returns the slot to commit to.
-func (c *zcore[M, S]) reserve(h uint64, slot int) int {
+func (c *zcore[M, S, V]) reserve(h uint64, slot int) int {
 	x := &c.idx
 	if slot >= 0 && (x.growthLeft > 0 || x.ctrlAt(slot) == ctrlTomb) {
 		return slot
@@ -156,7 +160,7 @@ func (c *zcore[M, S]) reserve(h uint64, slot int) int {
 }
 
 // commit publishes a member into a slot returned by reserve.
-func (x *swiss[M, S]) commit(slot int, h uint64, m M, s S) {
+func (x *swiss[M, V]) commit(slot int, h uint64, m M, v V) {
 	if x.ctrlAt(slot) == ctrlTomb {
 		x.tombs--
 	} else {
@@ -164,12 +168,12 @@ func (x *swiss[M, S]) commit(slot int, h uint64, m M, s S) {
 	}
 	x.setCtrl(slot, h&0x7f)
 	x.groups[slot>>3].keys[slot&7] = m
-	x.groups[slot>>3].vals[slot&7] = s
+	x.groups[slot>>3].vals[slot&7] = v
 	x.count++
 }
 
 // erase removes the member in slot.
-func (x *swiss[M, S]) erase(slot int) {
+func (x *swiss[M, V]) erase(slot int) {
 	x.count--
 	var zero M
 	x.groups[slot>>3].keys[slot&7] = zero
@@ -183,7 +187,7 @@ func (x *swiss[M, S]) erase(slot int) {
 }
 
 // freshSlot returns the first vacant slot on h's probe sequence.
-func (x *swiss[M, S]) freshSlot(h uint64) int {
+func (x *swiss[M, V]) freshSlot(h uint64) int {
 	n := len(x.groups)
 	for g := homeGroup(h, n); ; {
 		if m := matchVacant(x.groups[g].ctrl); m != 0 {
@@ -196,7 +200,7 @@ func (x *swiss[M, S]) freshSlot(h uint64) int {
 }
 
 // rehash rebuilds the index with n groups, dropping tombstones.
-func (c *zcore[M, S]) rehash(n int) {
+func (c *zcore[M, S, V]) rehash(n int) {
 	old := c.idx.groups
 	c.idx.init(n)
 	for gi := range old {
@@ -211,7 +215,7 @@ func (c *zcore[M, S]) rehash(n int) {
 }
 
 // maybeShrink gives memory back after many removals.
-func (c *zcore[M, S]) maybeShrink() {
+func (c *zcore[M, S, V]) maybeShrink() {
 	x := &c.idx
 	if n := len(x.groups); n > 1 && x.count < n { // load below 1/8
 		if x.count == 0 {

@@ -8,7 +8,7 @@ import (
 // swissOps drives the index directly with caller-chosen hashes, so a test
 // can force every member into the same group and fingerprint.
 type swissOps struct {
-	c *zcore[int64, float64]
+	c *zcore[int64, float64, float64]
 }
 
 func (s swissOps) insert(t *testing.T, h uint64, m int64) {
@@ -29,7 +29,7 @@ func (s swissOps) lookup(h uint64, m int64) (int, bool) {
 }
 
 func TestSwissCollisions(t *testing.T) {
-	c := &zcore[int64, float64]{}
+	c := &zcore[int64, float64, float64]{}
 	c.idx.init(4) // 32 slots, 28 usable
 	s := swissOps{c}
 	last := uint64(1<<64 - 1) // home group is the last: probes wrap around
@@ -47,8 +47,8 @@ func TestSwissCollisions(t *testing.T) {
 		}
 		switch {
 		case found:
-			if c.idx.score(slot) != float64(m) {
-				t.Fatalf("member %d has score %v", m, c.idx.score(slot))
+			if c.idx.val(slot) != float64(m) {
+				t.Fatalf("member %d has score %v", m, c.idx.val(slot))
 			}
 			c.idx.erase(slot)
 			delete(live, m)
@@ -63,7 +63,7 @@ func TestSwissCollisions(t *testing.T) {
 }
 
 func TestSwissEraseInGroupWithEmptyLeavesNoTombstone(t *testing.T) {
-	c := &zcore[int64, float64]{}
+	c := &zcore[int64, float64, float64]{}
 	c.idx.init(2)
 	s := swissOps{c}
 	s.insert(t, 0, 1)

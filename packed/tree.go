@@ -13,7 +13,7 @@ const initialLeafCap = 8
 
 // A leaf below minLeafNum/minLeafDen of its capacity after a removal is
 // merged or refilled (see fixLeaf and doc.go).
-const minLeafNum, minLeafDen = 1, 2
+const minLeafNum, minLeafDen = 2, 3
 
 type step[M member, S score] struct {
 	b *branch[M, S]
@@ -26,22 +26,22 @@ type path[M member, S score] struct {
 	depth int
 }
 
-func (c *zcore[M, S]) minLeaf() int   { return max(1, c.leafCap*minLeafNum/minLeafDen) }
-func (c *zcore[M, S]) minBranch() int { return max(2, c.branchCap/4) }
+func (c *zcore[M, S, V]) minLeaf() int   { return max(1, c.leafCap*minLeafNum/minLeafDen) }
+func (c *zcore[M, S, V]) minBranch() int { return max(2, c.branchCap/4) }
 
 // keyLess reports whether key (s, p) orders before (fs, fm).
-func (c *zcore[M, S]) keyLess(s S, p *probe[M], fs S, fm *M) bool {
+func (c *zcore[M, S, V]) keyLess(s S, p *probe[M], fs S, fm *M) bool {
 	return s < fs || s == fs && c.cmpMember(p, fm) < 0
 }
 
 // childFor returns the child of b whose range holds key (s, p): the last
 // child whose fence is <= the key.
-func (c *zcore[M, S]) childFor(b *branch[M, S], s S, p *probe[M]) int {
+func (c *zcore[M, S, V]) childFor(b *branch[M, S], s S, p *probe[M]) int {
 	return c.keyBound(b.sepM[1:b.n], b.sepS[1:b.n], s, p, true)
 }
 
 // descend returns the leaf whose range holds key (s, p), recording the path.
-func (c *zcore[M, S]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
+func (c *zcore[M, S, V]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
 	pa.depth = c.height
 	if c.height == 0 {
 		return c.rootLeaf
@@ -59,7 +59,7 @@ func (c *zcore[M, S]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
 
 // leafSearch returns the position of the first entry of l not before key
 // (s, p), and whether that entry is the key.
-func (c *zcore[M, S]) leafSearch(l *leaf[M, S], s S, p *probe[M]) (int, bool) {
+func (c *zcore[M, S, V]) leafSearch(l *leaf[M, S], s S, p *probe[M]) (int, bool) {
 	ks, ss := l.live()
 	i := c.keyBound(ks, ss, s, p, false)
 	return i, i < len(ss) && ss[i] == s && c.eqMember(p, &ks[i])
@@ -85,7 +85,7 @@ func (pa *path[M, S]) before() int {
 }
 
 // selectPath returns the leaf and position of the entry of rank r.
-func (c *zcore[M, S]) selectPath(r int, pa *path[M, S]) (*leaf[M, S], int) {
+func (c *zcore[M, S, V]) selectPath(r int, pa *path[M, S]) (*leaf[M, S], int) {
 	pa.depth = c.height
 	if c.height == 0 {
 		return c.rootLeaf, r
@@ -107,7 +107,7 @@ func (c *zcore[M, S]) selectPath(r int, pa *path[M, S]) (*leaf[M, S], int) {
 
 // prefix returns how many entries satisfy in, a predicate that holds for a
 // prefix of the order (such as "score < x").
-func (c *zcore[M, S]) prefix(in func(s S, m *M) bool) int {
+func (c *zcore[M, S, V]) prefix(in func(s S, m *M) bool) int {
 	if c.n == 0 {
 		return 0
 	}
@@ -148,7 +148,7 @@ func (c *zcore[M, S]) prefix(in func(s S, m *M) bool) int {
 }
 
 // insert adds key (s, p), stored as member m; it must not be in the tree.
-func (c *zcore[M, S]) insert(s S, p *probe[M], m M) {
+func (c *zcore[M, S, V]) insert(s S, p *probe[M], m M) {
 	if c.rootLeaf == nil && c.height == 0 {
 		c.rootLeaf = newLeaf[M, S](min(initialLeafCap, c.leafCap))
 	}
@@ -163,6 +163,9 @@ func (c *zcore[M, S]) insert(s S, p *probe[M], m M) {
 			l.grow(min(2*len(l.keys), c.leafCap))
 		case pa.depth > 0 && c.shiftInsert(l, &pa, i, m, s):
 			return
+		case pa.depth > 0 && !(i == l.n() && l.next == nil) && !(i == 0 && l.prev == nil):
+			c.splitThree(&pa, s, p, m)
+			return
 		default:
 			c.splitLeaf(l, &pa, i, m, s)
 			return
@@ -175,7 +178,7 @@ func (c *zcore[M, S]) insert(s S, p *probe[M], m M) {
 // sibling's free space worth of entries into that sibling. This keeps
 // leaves nearly full under random insertion, which is most of the memory
 // per member; see doc.go.
-func (c *zcore[M, S]) shiftInsert(l *leaf[M, S], pa *path[M, S], i int, m M, s S) bool {
+func (c *zcore[M, S, V]) shiftInsert(l *leaf[M, S], pa *path[M, S], i int, m M, s S) bool {
 	b, ci := pa.s[pa.depth-1].b, pa.s[pa.depth-1].i
 	minShift, n := max(2, c.leafCap/16), l.n()
 	if ci > 0 {
@@ -219,10 +222,48 @@ func (c *zcore[M, S]) shiftInsert(l *leaf[M, S], pa *path[M, S], i int, m M, s S
 	return false
 }
 
+// splitThree inserts into the full leaf at the end of pa, whose siblings
+// are full too, by spreading it and a sibling over three leaves, each about
+// two thirds full (a B*-tree split; a split in two leaves two half-full
+// leaves, and leaf fill is most of the memory per member).
+func (c *zcore[M, S, V]) splitThree(pa *path[M, S], s S, p *probe[M], m M) {
+	b, li := pa.s[pa.depth-1].b, pa.s[pa.depth-1].i
+	if li+1 == b.n {
+		li--
+	}
+	a, z := b.leaves[li], b.leaves[li+1]
+	third := (a.n() + z.n() + 3) / 3 // ceil((entries+1)/3): the new entry fits anywhere
+	x := newLeaf[M, S](c.leafCap)
+	ks, ss := a.live()
+	x.appendN(ks[third:], ss[third:])
+	a.removeRange(third, len(ks))
+	k := z.n() - (a.n() + x.n() + z.n() - 2*third)
+	ks, ss = z.live()
+	x.appendN(ks[:k], ss[:k])
+	z.removeRange(0, k)
+	x.prev, x.next, a.next, z.prev = a, z, x, x
+	t := z
+	if c.keyLess(s, p, x.score(0), &x.keys[x.lo]) {
+		t = a
+	} else if c.keyLess(s, p, z.score(0), &z.keys[z.lo]) {
+		t = x
+	}
+	j, _ := c.leafSearch(t, s, p)
+	t.insertAt(j, m, s)
+	b.insertChild(li + 1)
+	b.leaves[li+1], b.kids[li+1] = x, nil
+	b.counts[li], b.counts[li+1], b.counts[li+2] = a.n(), x.n(), z.n()
+	b.setFence(li+1, x.score(0), x.key(0))
+	b.setFence(li+2, z.score(0), z.key(0))
+	if b.n > c.branchCap {
+		c.splitBranch(pa, pa.depth-1)
+	}
+}
+
 // splitLeaf inserts into the full leaf l by splitting it. Appending past
 // the last leaf (or prepending before the first) splits at the insertion
 // point, so ascending and descending loads fill leaves completely.
-func (c *zcore[M, S]) splitLeaf(l *leaf[M, S], pa *path[M, S], i int, m M, s S) {
+func (c *zcore[M, S, V]) splitLeaf(l *leaf[M, S], pa *path[M, S], i int, m M, s S) {
 	n := l.n()
 	mid := n / 2
 	if i == n && l.next == nil {
@@ -249,7 +290,7 @@ func (c *zcore[M, S]) splitLeaf(l *leaf[M, S], pa *path[M, S], i int, m M, s S) 
 
 // addSibling links a new right sibling (leaf rl or branch rb) next to the
 // node at depth d of the path, whose parent is at depth d-1.
-func (c *zcore[M, S]) addSibling(pa *path[M, S], d, leftN int, fs S, fm M, rightN int, rl *leaf[M, S], rb *branch[M, S]) {
+func (c *zcore[M, S, V]) addSibling(pa *path[M, S], d, leftN int, fs S, fm M, rightN int, rl *leaf[M, S], rb *branch[M, S]) {
 	if d == 0 {
 		nb := &branch[M, S]{n: 2}
 		nb.counts[0], nb.counts[1] = leftN, rightN
@@ -275,7 +316,7 @@ func (c *zcore[M, S]) addSibling(pa *path[M, S], d, leftN int, fs S, fm M, right
 }
 
 // splitBranch splits the branch at depth d of the path in two.
-func (c *zcore[M, S]) splitBranch(pa *path[M, S], d int) {
+func (c *zcore[M, S, V]) splitBranch(pa *path[M, S], d int) {
 	b := pa.s[d].b
 	mid := b.n / 2
 	nb := &branch[M, S]{n: b.n - mid}
@@ -285,7 +326,7 @@ func (c *zcore[M, S]) splitBranch(pa *path[M, S], d int) {
 }
 
 // removeAt removes entry i of leaf l, found along path pa.
-func (c *zcore[M, S]) removeAt(l *leaf[M, S], pa *path[M, S], i int) {
+func (c *zcore[M, S, V]) removeAt(l *leaf[M, S], pa *path[M, S], i int) {
 	pa.adjust(-1)
 	c.n--
 	l.removeRange(i, i+1)
@@ -295,7 +336,7 @@ func (c *zcore[M, S]) removeAt(l *leaf[M, S], pa *path[M, S], i int) {
 // fixLeaf restores the fill of leaf l after removals: an underfull leaf is
 // merged with a sibling when both fit in one leaf, and otherwise takes
 // entries from it so that both are half full.
-func (c *zcore[M, S]) fixLeaf(l *leaf[M, S], pa *path[M, S]) {
+func (c *zcore[M, S, V]) fixLeaf(l *leaf[M, S], pa *path[M, S]) {
 	d := pa.depth
 	if d == 0 {
 		switch n := l.n(); {
@@ -351,7 +392,7 @@ func (c *zcore[M, S]) fixLeaf(l *leaf[M, S], pa *path[M, S]) {
 // spread empties the underfull leaf li into both its siblings when the
 // three fit in two leaves: merging three leaves into two, rather than two
 // into one, is what keeps leaves about 3/4 full under deletions (doc.go).
-func (c *zcore[M, S]) spread(b *branch[M, S], li int) bool {
+func (c *zcore[M, S, V]) spread(b *branch[M, S], li int) bool {
 	a, l, z := b.leaves[li-1], b.leaves[li], b.leaves[li+1]
 	total := a.n() + l.n() + z.n()
 	if total > 2*c.leafCap-c.leafCap/8 {
@@ -369,7 +410,7 @@ func (c *zcore[M, S]) spread(b *branch[M, S], li int) bool {
 	return true
 }
 
-func (c *zcore[M, S]) unlink(l *leaf[M, S]) {
+func (c *zcore[M, S, V]) unlink(l *leaf[M, S]) {
 	if l.prev != nil {
 		l.prev.next = l.next
 	}
@@ -382,7 +423,7 @@ func (c *zcore[M, S]) unlink(l *leaf[M, S]) {
 // fixBranch restores the branch at depth d after it lost a child, merging
 // or redistributing with a sibling as fixLeaf does, and collapses a root
 // with a single child.
-func (c *zcore[M, S]) fixBranch(pa *path[M, S], d int) {
+func (c *zcore[M, S, V]) fixBranch(pa *path[M, S], d int) {
 	b := pa.s[d].b
 	if d == 0 {
 		if b.n == 1 {
@@ -435,7 +476,7 @@ func (c *zcore[M, S]) fixBranch(pa *path[M, S], d int) {
 // rescore moves the entry for member p from score old to score s. When the
 // new key stays within the same leaf, only the entries between the old and
 // new positions shift; otherwise it is a removal and an insertion.
-func (c *zcore[M, S]) rescore(old, s S, p *probe[M]) {
+func (c *zcore[M, S, V]) rescore(old, s S, p *probe[M]) {
 	var pa path[M, S]
 	l := c.descend(old, p, &pa)
 	i, ok := c.leafSearch(l, old, p)
@@ -473,7 +514,7 @@ func (c *zcore[M, S]) rescore(old, s S, p *probe[M]) {
 
 // withinFence reports whether key (s, p) is at or above the lower fence
 // (or, when upper, below the upper fence) of the leaf at the end of pa.
-func (c *zcore[M, S]) withinFence(pa *path[M, S], s S, p *probe[M], upper bool) bool {
+func (c *zcore[M, S, V]) withinFence(pa *path[M, S], s S, p *probe[M], upper bool) bool {
 	for d := pa.depth - 1; d >= 0; d-- {
 		b, i := pa.s[d].b, pa.s[d].i
 		if !upper && i > 0 {
@@ -487,7 +528,7 @@ func (c *zcore[M, S]) withinFence(pa *path[M, S], s S, p *probe[M], upper bool) 
 }
 
 // walk calls bf for every branch (if bf is not nil) and lf for every leaf.
-func (c *zcore[M, S]) walk(bf func(*branch[M, S]), lf func(*leaf[M, S])) {
+func (c *zcore[M, S, V]) walk(bf func(*branch[M, S]), lf func(*leaf[M, S])) {
 	if c.height == 0 {
 		if c.rootLeaf != nil {
 			lf(c.rootLeaf)

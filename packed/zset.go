@@ -157,25 +157,16 @@ func (z *ZSet) Remove(m []byte) bool {
 	if invariants {
 		defer z.mustCheck()
 	}
-	if _, err := z.memberLayout(m); err != nil {
-		return false
-	}
 	return z.c.remove(m)
 }
 
 // Score returns m's score.
 func (z *ZSet) Score(m []byte) (float64, bool) {
-	if _, err := z.memberLayout(m); err != nil {
-		return 0, false
-	}
 	return z.c.score(m)
 }
 
 // Rank returns m's 0-based ascending rank and its score.
 func (z *ZSet) Rank(m []byte) (rank int, score float64, ok bool) {
-	if _, err := z.memberLayout(m); err != nil {
-		return 0, 0, false
-	}
 	return z.c.rank(m)
 }
 
