@@ -14,6 +14,7 @@ require (
 	github.com/tidwall/btree v1.8.2
 	github.com/tidwall/redcon v1.6.4
 	gonum.org/v1/plot v0.17.0
+	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (

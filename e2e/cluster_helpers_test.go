@@ -110,43 +110,65 @@ func Info(ctx context.Context, c *redis.Client, section string) (map[string]stri
 // it returns the leader.
 func WaitLeader(t testing.TB, nodes []*ClusterNode, d time.Duration) *ClusterNode {
 	t.Helper()
-	var leader *ClusterNode
-	Eventually(t, d, func() error {
-		leader = nil
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		ids := map[string]bool{}
-		running := 0
+	clients := map[string]*redis.Client{}
+	id := waitLeaderOf(t, d, func() map[string]*redis.Client {
+		running := map[string]*redis.Client{}
 		for _, n := range nodes {
 			if n.Goblind == nil || !n.Running() {
 				continue
 			}
-			running++
-			c := n.Client()
+			if clients[n.ID] == nil {
+				clients[n.ID] = n.Client()
+			}
+			running[n.ID] = clients[n.ID]
+		}
+		return running
+	})
+	for _, n := range nodes {
+		if n.ID == id {
+			return n
+		}
+	}
+	t.Fatalf("leader %s is not one of the test's nodes", id)
+	return nil
+}
+
+// waitLeaderOf is WaitLeader over clients of the running nodes by ID; it
+// returns the leader's ID.
+func waitLeaderOf(t testing.TB, d time.Duration, clients func() map[string]*redis.Client) string {
+	t.Helper()
+	var leader string
+	Eventually(t, d, func() error {
+		leader = ""
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		named := map[string]bool{}
+		running := clients()
+		for id, c := range running {
 			info, err := Info(ctx, c, "replication")
 			if err != nil {
-				return fmt.Errorf("%s: %v", n.ID, err)
+				return fmt.Errorf("%s: %v", id, err)
 			}
-			ids[info["goblin_leader_id"]] = true
+			named[info["goblin_leader_id"]] = true
 			if info["role"] == "master" {
-				leader = n
+				leader = id
 			}
 		}
-		if leader == nil || len(ids) != 1 || !ids[leader.ID] {
-			return fmt.Errorf("no agreed leader yet: %v", ids)
+		if leader == "" || len(named) != 1 || !named[leader] {
+			return fmt.Errorf("no agreed leader yet: %v", named)
 		}
-		members, err := GoblinNodes(ctx, leader.Client())
+		members, err := GoblinNodes(ctx, running[leader])
 		if err != nil {
 			return err
 		}
 		inConf := 0
 		for _, m := range members {
-			if m["suffrage"] != "none" {
+			if m["suffrage"] != "none" && running[m["id"]] != nil {
 				inConf++
 			}
 		}
-		if inConf < running {
-			return fmt.Errorf("configuration has %d of %d running nodes", inConf, running)
+		if inConf < len(running) {
+			return fmt.Errorf("configuration has %d of %d running nodes", inConf, len(running))
 		}
 		return nil
 	})

@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// dockerRun runs a docker or docker-compose command and returns its
+// combined output.
+func dockerRun(t testing.TB, timeout time.Duration, env []string, name string, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// TestDockerCompose builds the image from scratch, brings up the compose
+// cluster with the real engine, writes through one container and reads
+// through the others, docker-kills the leader's container, checks a new
+// leader serves writes, and brings it all down (volumes too), even when
+// the test fails. It is skipped where no Docker engine answers.
+func TestDockerCompose(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an image and runs containers; skipped in -short mode")
+	}
+	if out, err := dockerRun(t, 20*time.Second, nil, "docker", "info", "--format", "{{.ServerVersion}}"); err != nil {
+		t.Skipf("no Docker engine answers (docker info: %v: %s)", err, strings.TrimSpace(out))
+	}
+	if out, err := dockerRun(t, 20*time.Second, nil, "docker-compose", "version"); err != nil {
+		t.Skipf("docker-compose is not available: %v: %s", err, strings.TrimSpace(out))
+	}
+	rng := testSeed(t)
+	suffix := fmt.Sprintf("%d", rng.Uint32())
+	image := "goblin-e2e:" + suffix
+	project := "goblin-e2e-" + suffix
+	if out, err := dockerRun(t, 5*time.Minute, nil, "scripts/docker-image.sh", image); err != nil {
+		t.Fatalf("building the image: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { dockerRun(t, time.Minute, nil, "docker", "rmi", "-f", image) })
+
+	ports := map[string]string{}
+	env := []string{"GOBLIN_IMAGE=" + image}
+	for i := 1; i <= 3; i++ {
+		_, p, _ := net.SplitHostPort(FreeAddr(t, ""))
+		ports[fmt.Sprintf("goblin%d", i)] = p
+		env = append(env, fmt.Sprintf("GOBLIN%d_PORT=%s", i, p))
+	}
+	compose := func(timeout time.Duration, args ...string) (string, error) {
+		return dockerRun(t, timeout, env, "docker-compose", append([]string{"-p", project, "-f", "docker-compose.yml"}, args...)...)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := compose(time.Minute, "logs", "--no-color")
+			t.Logf("compose logs:\n%s", out)
+		}
+		if out, err := compose(3*time.Minute, "down", "-v", "--remove-orphans", "--timeout", "30"); err != nil {
+			t.Errorf("docker-compose down: %v\n%s", err, out)
+		}
+	})
+	if out, err := compose(3*time.Minute, "up", "-d"); err != nil {
+		t.Fatalf("docker-compose up: %v\n%s", err, out)
+	}
+
+	clients := map[string]*redis.Client{}
+	for svc, p := range ports {
+		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + p, MaxRetries: -1, ReadTimeout: 15 * time.Second})
+		t.Cleanup(func() { c.Close() })
+		clients[svc] = c
+	}
+	alive := func() map[string]*redis.Client { return clients }
+	leader := waitLeaderOf(t, 60*time.Second, alive)
+	t.Logf("compose cluster formed, led by %s", leader)
+	Eventually(t, 60*time.Second, func() error {
+		out, err := compose(time.Minute, "ps")
+		if err != nil {
+			return err
+		}
+		if n := strings.Count(out, "(healthy)"); n != 3 {
+			return fmt.Errorf("%d of 3 containers healthy:\n%s", n, out)
+		}
+		return nil
+	})
+
+	ctx := context.Background()
+	var writer string
+	for svc := range clients {
+		if svc != leader {
+			writer = svc
+			break
+		}
+	}
+	if err := clients[writer].ZAdd(ctx, "lb", redis.Z{Score: 1, Member: "a"}).Err(); err != nil {
+		t.Fatalf("ZADD through %s: %v", writer, err)
+	}
+	for svc, c := range clients {
+		if s, err := c.ZScore(ctx, "lb", "a").Result(); err != nil || s != 1 {
+			t.Fatalf("ZSCORE through %s: %v %v", svc, s, err)
+		}
+	}
+
+	id, err := compose(time.Minute, "ps", "-q", leader)
+	if err != nil || strings.TrimSpace(id) == "" {
+		t.Fatalf("container of %s: %v %q", leader, err, id)
+	}
+	if out, err := dockerRun(t, time.Minute, nil, "docker", "kill", strings.TrimSpace(id)); err != nil {
+		t.Fatalf("docker kill: %v\n%s", err, out)
+	}
+	killed := time.Now()
+	delete(clients, leader)
+	var failover time.Duration
+	Eventually(t, 60*time.Second, func() error {
+		if err := clients[writer].ZAdd(ctx, "lb", redis.Z{Score: 2, Member: "b"}).Err(); err != nil {
+			return err
+		}
+		failover = time.Since(killed)
+		return nil
+	})
+	t.Logf("after docker kill of the leader's container, writes resumed in %v", failover)
+	newLeader := waitLeaderOf(t, 60*time.Second, alive)
+	if newLeader == leader {
+		t.Fatal("the killed container still leads")
+	}
+	for svc, c := range clients {
+		if s, err := c.ZScore(ctx, "lb", "b").Result(); err != nil || s != 2 {
+			t.Fatalf("ZSCORE through %s after the failover: %v %v", svc, s, err)
+		}
+	}
+}
