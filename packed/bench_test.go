@@ -102,8 +102,8 @@ func workloads(l Layout) []workload {
 	rescore := func(n int) func(z zimpl, r *rand.Rand) func(int) {
 		return func(z zimpl, r *rand.Rand) func(int) {
 			ms := members(l, n, r)
-			fill(z, ms, func(int) float64 { return float64(r.IntN(1000)) })
 			idx, sc := randomInts(r, n, 1<<16), randomInts(r, 1000, 1<<16)
+			fill(z, ms, func(int) float64 { return float64(r.IntN(1000)) })
 			return func(i int) { z.set(ms[idx[i&0xffff]], float64(sc[i&0xffff])) }
 		}
 	}
@@ -111,8 +111,8 @@ func workloads(l Layout) []workload {
 		{"same-leaf-rescore", rescore(384)},
 		{"tied-increment", func(z zimpl, r *rand.Rand) func(int) {
 			ms := members(l, 20000, r)
-			fill(z, ms, func(int) float64 { return 0 })
 			idx := randomInts(r, len(ms), 1<<16)
+			fill(z, ms, func(int) float64 { return 0 })
 			return func(i int) { z.incr(ms[idx[i&0xffff]], 1) }
 		}},
 		{"random-rescore", rescore(20000)},
@@ -124,8 +124,8 @@ func workloads(l Layout) []workload {
 		}},
 		{"delete-reinsert", func(z zimpl, r *rand.Rand) func(int) {
 			ms := members(l, 20000, r)
-			fill(z, ms, func(int) float64 { return float64(r.IntN(1000)) })
 			idx, sc := randomInts(r, len(ms), 1<<16), randomInts(r, 1000, 1<<16)
+			fill(z, ms, func(int) float64 { return float64(r.IntN(1000)) })
 			return func(i int) {
 				m := ms[idx[i&0xffff]]
 				z.remove(m)
@@ -139,20 +139,20 @@ func workloads(l Layout) []workload {
 		}},
 		{"noop-update", func(z zimpl, r *rand.Rand) func(int) {
 			ms := members(l, 20000, r)
-			fill(z, ms, func(i int) float64 { return float64(i % 1000) })
 			idx := randomInts(r, len(ms), 1<<16)
+			fill(z, ms, func(i int) float64 { return float64(i % 1000) })
 			return func(i int) { z.set(ms[idx[i&0xffff]], float64(idx[i&0xffff]%1000)) }
 		}},
 		{"rank", func(z zimpl, r *rand.Rand) func(int) {
 			ms := members(l, 20000, r)
-			fill(z, ms, func(int) float64 { return float64(r.IntN(1000)) })
 			idx := randomInts(r, len(ms), 1<<16)
+			fill(z, ms, func(int) float64 { return float64(r.IntN(1000)) })
 			return func(i int) { z.rank(ms[idx[i&0xffff]]) }
 		}},
 		{"rank-1M", func(z zimpl, r *rand.Rand) func(int) {
 			ms := members(l, 1<<20, r)
-			fill(z, ms, func(int) float64 { return float64(r.IntN(1 << 20)) })
 			idx := randomInts(r, len(ms), 1<<16)
+			fill(z, ms, func(int) float64 { return float64(r.IntN(1 << 20)) })
 			return func(i int) { z.rank(ms[idx[i&0xffff]]) }
 		}},
 	}
@@ -210,6 +210,7 @@ func runWorkload(b *testing.B, l Layout, w workload, mk func(Layout) zimpl) {
 	b.StopTimer()
 	if w.name == "new-insertion" {
 		bpm = z.bytesPerMember()
+		runtime.KeepAlive(op) // the member texts must not be freed before measuring
 	}
 	b.ReportMetric(bpm, "B/member")
 	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")

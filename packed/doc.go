@@ -78,24 +78,34 @@
 // leaf; it cannot beat the searches it does not remove.
 //
 // Insertion into a full leaf first moves entries into a sibling that has
-// at least capacity/16 free slots (half of its free space), and only splits
-// when both siblings are full; appending past the last leaf (or prepending
-// before the first) splits at the insertion point, so ascending or
+// at least capacity/16 free slots (half of its free space). When both
+// siblings are full too, the leaf and a sibling are spread over three
+// leaves, each about two thirds full (a B*-tree split), rather than split
+// into two half-full leaves. Appending past the last leaf (or prepending
+// before the first) splits at the insertion point instead, so ascending or
 // descending loads fill leaves completely. Removal leaves a leaf alone
-// until it is under half full; then it is emptied into both siblings when
-// the three fit in two leaves (leaving 1/8 of a leaf of slack), merged with
-// one sibling when the two fit in one, or refilled from a sibling so both
-// are at least half full. Branches merge and redistribute the same way,
-// and a root with one child is collapsed. RemoveRange works a leaf at a
-// time: it removes the part of each leaf in the range with one shift, and
+// until it is under two thirds full; then it is emptied into both siblings
+// when the three fit in two leaves (with 1/8 of a leaf of slack), merged
+// with one sibling when the two fit in one, or refilled from a sibling so
+// both are at least half full. Branches merge and redistribute the same
+// way, and a root with one child is collapsed. RemoveRange works a leaf at
+// a time: it removes the part of each leaf in the range with one shift, and
 // a leaf that empties is dropped by the same merge step.
 //
 // Leaf fill decides most of the memory. Measured on the Zipf increment
-// replay of memory_test.go (279,458 members): with merges only below a
-// quarter full and pairwise merges, leaves averaged 57% full and an
-// INT32/FLOAT32 set took 25.2 bytes/member (standard: 44.7); with the
-// half-full threshold and three-into-two merges above, 75% full and 21.6
-// bytes/member (standard: 39.4).
+// replay of memory_test.go (279,458 members, 2,000,000 increments), in
+// bytes per member for INT32/FLOAT32 and standard:
+//
+//	refill below 1/4, pairwise merges only        57% full   25.2   44.7
+//	refill below 1/2, three-into-two merges       75% full   21.6   39.4
+//	refill below 2/3, three-way splits, and the
+//	  standard scores moved into the arena        79% full   22.7   39.4
+//
+// (The last row's index is at a less favourable point of its growth
+// sawtooth, 74% loaded against 85%, which costs INT32/FLOAT32 about 1.6
+// bytes per member; see below.) Small sets (one leaf, at most 8 members)
+// have no index at all: a lookup scans the leaf, and a one-member
+// INT32/FLOAT32 set takes 312 bytes in all.
 //
 // # The index
 //
@@ -109,7 +119,11 @@
 // arithmetic, compares members only where fingerprints match, and probes
 // the following groups until it finds the member or a group with an EMPTY
 // byte. The load limit is 7/8 counting tombstones; a growth leaves it at
-// 7/12; a table under 1/8 full shrinks. An erase in a group that still has
+// 7/12; a table under 1/8 full shrinks. So the index's load, and with it
+// INT32/FLOAT32 memory (9 bytes per slot, leaves 8 bytes per entry), moves
+// in a sawtooth: at 79% leaf fill that is, by arithmetic, about 21 bytes
+// per member just before the index grows and about 26 just after. Growing
+// by 2x would let the load fall to 44% and the cost rise to about 31. An erase in a group that still has
 // an EMPTY byte writes EMPTY rather than a tombstone (no probe ever passed
 // through such a group).
 //
@@ -132,14 +146,19 @@
 // # The standard layout
 //
 // Standard members are binary-safe byte strings of any length, stored
-// pointer-free in one arena per set (arena.go): records of a uvarint length
-// and the bytes, referred to by 4-byte offsets. Leaves, fences and index
-// slots hold offsets, so a rescore never touches the member bytes, and a
-// comparison reads them only when scores tie. A removed member's record
-// becomes garbage; when garbage exceeds half the arena, compaction copies
-// the records still referred to (members and fences) into a fresh arena
-// and rebuilds the index. Offsets limit a set's member bytes to 4 GiB
-// (ErrTooLarge).
+// pointer-free in one arena per set (arena.go): records of the member's
+// score, a uvarint length and the bytes, referred to by 4-byte offsets.
+// Leaves, fences and index slots hold offsets, so the member bytes are
+// never copied by a rescore, and a comparison reads them only when scores
+// tie. The index keeps no score for standard members: a lookup must read
+// the record to compare the bytes anyway, and the score sits beside them,
+// so an index slot costs 5 bytes instead of 13. That makes a standard set's
+// memory depend little on where its index is in its growth sawtooth (the
+// index is 7 of 39 bytes per member rather than 17). A removed member's
+// record becomes garbage; when garbage exceeds half the arena, compaction
+// copies the records still referred to (members and fences) into a fresh
+// arena and rebuilds the index. The arena grows by an eighth at a time.
+// Offsets limit a set's member storage to 4 GiB (ErrTooLarge).
 //
 // # Widening
 //
