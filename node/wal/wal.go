@@ -57,14 +57,15 @@ type Log struct {
 
 // segment is one file of the log.
 type segment struct {
-	base uint64   // index of its first entry
-	path string   //
-	f    *os.File //
-	offs []uint32 // file offset of entry base+i
-	size int64    // bytes of valid content (the file's length)
+	base  uint64   // index of the file's first entry (its name)
+	first uint64   // index of offs[0]: base, or later once a prefix is deleted
+	path  string   //
+	f     *os.File //
+	offs  []uint32 // file offset of entry first+i
+	size  int64    // bytes of valid content (the file's length)
 }
 
-func (s *segment) lastIndex() uint64 { return s.base + uint64(len(s.offs)) - 1 }
+func (s *segment) lastIndex() uint64 { return s.first + uint64(len(s.offs)) - 1 }
 
 var (
 	_ raft.LogStore          = (*Log)(nil)
@@ -156,7 +157,7 @@ func (l *Log) recover() error {
 				return err
 			}
 		}
-		s := &segment{base: base, path: path, f: f, offs: offs, size: int64(end)}
+		s := &segment{base: base, first: base, path: path, f: f, offs: offs, size: int64(end)}
 		if n := len(l.segs); n > 0 {
 			prev := l.segs[n-1]
 			if len(prev.offs) == 0 || prev.lastIndex()+1 != base {
@@ -204,7 +205,7 @@ func (l *Log) GetLog(index uint64, log *raft.Log) error {
 	}
 	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > index }) - 1
 	s := l.segs[i]
-	k := index - s.base
+	k := index - s.first
 	off, end := int64(s.offs[k]), s.size
 	if k+1 < uint64(len(s.offs)) {
 		end = int64(s.offs[k+1])
@@ -338,7 +339,7 @@ func (l *Log) createSegment(base uint64) (*segment, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("wal: creating segment: %w", err)
 	}
-	return &segment{base: base, path: path, f: f, size: segHeaderLen}, nil
+	return &segment{base: base, first: base, path: path, f: f, size: segHeaderLen}, nil
 }
 
 func syncDir(dir string) error {
@@ -406,8 +407,10 @@ func (l *Log) DeleteRange(min, max uint64) error {
 	return fmt.Errorf("wal: DeleteRange(%d, %d) is neither a prefix nor a suffix of [%d, %d]", min, max, l.first, l.last)
 }
 
-// deletePrefix moves the first index past max and removes the segments
-// that fall wholly below it (never the active one).
+// deletePrefix moves the first index past max, removes the segments that
+// fall wholly below it (never the active one) and drops the deleted
+// entries' offsets from the index, so the index holds only what raft
+// keeps (its trailing logs), however large the segment.
 func (l *Log) deletePrefix(max uint64) error {
 	l.mu.Lock()
 	l.first = max + 1
@@ -417,6 +420,15 @@ func (l *Log) deletePrefix(max uint64) error {
 	}
 	gone := append([]*segment(nil), l.segs[:k]...)
 	l.segs = append(l.segs[:0], l.segs[k:]...)
+	if s := l.segs[0]; s.first < l.first {
+		n := l.first - s.first
+		s.first = l.first
+		if rest := s.offs[n:]; len(rest) < cap(s.offs)/2 {
+			s.offs = append(make([]uint32, 0, len(rest)+len(rest)/4), rest...)
+		} else {
+			s.offs = rest
+		}
+	}
 	l.mu.Unlock()
 	return l.deleteFiles(gone)
 }
@@ -434,16 +446,16 @@ func (l *Log) deleteSuffix(min uint64) error {
 	if err := l.deleteFiles(gone); err != nil {
 		return err
 	}
-	if min == s.base { // the whole segment goes (it is not the first: min > first)
+	if min == s.first { // the whole segment goes (it is not the first: min > first)
 		return l.removeSegments(i)
 	}
-	cut := int64(s.offs[min-s.base])
+	cut := int64(s.offs[min-s.first])
 	if err := cutBatch(s.f, cut); err != nil {
 		l.failed = fmt.Errorf("wal: truncating: %w", err)
 		return l.failed
 	}
 	l.mu.Lock()
-	s.offs = s.offs[:min-s.base]
+	s.offs = s.offs[:min-s.first]
 	s.size = cut
 	l.mu.Unlock()
 	return nil

@@ -458,3 +458,24 @@ func TestConcurrentUse(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPrefixDeletionShrinksIndex: raft deletes a prefix after every
+// snapshot; the index must shrink with it even inside one large segment.
+func TestPrefixDeletionShrinksIndex(t *testing.T) {
+	r := newRand(t)
+	l := open(t, t.TempDir(), Options{})
+	m := model{}
+	appendRandom(t, r, l, m, 1, 20_000, 1)
+	if err := l.DeleteRange(1, 19_900); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.RLock()
+	n, c := len(l.segs), cap(l.segs[0].offs)
+	l.mu.RUnlock()
+	if n != 1 || c > 1000 {
+		t.Fatalf("after deleting 19,900 of 20,000 entries: %d segments, index capacity %d", n, c)
+	}
+	checkLog(t, l, m, 19_901, 20_000)
+	appendRandom(t, r, l, m, 20_001, 20_100, 1)
+	checkLog(t, l, m, 19_901, 20_100)
+}
