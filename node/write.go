@@ -183,7 +183,7 @@ func (n *Node) ApplyForwarded(data []byte) func() (raftfsm.Result, error) {
 		return (&Pending{err: ErrClosed}).Wait
 	}
 	e, err := raftfsm.Decode(data)
-	if err != nil || (e.Op != raftfsm.OpCommand && e.Op != raftfsm.OpMulti) {
+	if err != nil || (e.Op != raftfsm.OpCommand && e.Op != raftfsm.OpMulti && e.Op != raftfsm.OpBatch) {
 		return (&Pending{err: ErrBadEntry}).Wait
 	}
 	e.Time = n.Now()

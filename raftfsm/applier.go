@@ -45,9 +45,11 @@ func (a *Applier) Apply(index uint64, e *Entry) []byte {
 		a.KS.PruneTombstones(index - tombstoneWindow)
 	}
 	switch e.Op {
-	case OpCommand:
+	case OpCommand, OpBatch:
 		a.begin(e)
-		a.run(index, e.Commands[0])
+		for _, c := range e.Commands {
+			a.run(index, c)
+		}
 		return a.reply()
 	case OpMulti:
 		a.begin(e)

@@ -34,8 +34,11 @@ type client struct {
 
 	w       command.Writer
 	pending []func() (raftfsm.Result, error)
-	barrier bool // a read barrier was taken for the current batch
-	batch   []redcon.Command
+	// gathered are the batch's consecutive writes not yet proposed; they
+	// go to the log as one entry (see proposeGathered).
+	gathered []raftfsm.Command
+	barrier  bool // a read barrier was taken for the current batch
+	batch    []redcon.Command
 }
 
 func newClient(s *Server, conn redcon.Conn) *client {

@@ -28,8 +28,10 @@ func (c *client) runBatch(cmds []redcon.Command) {
 	c.drain()
 }
 
-// drain waits for the writes proposed so far and writes their replies.
+// drain proposes the writes gathered so far, waits for every proposed
+// write, and writes their replies.
 func (c *client) drain() {
+	c.proposeGathered()
 	for i, wait := range c.pending {
 		res, err := wait()
 		if err != nil {
@@ -108,7 +110,9 @@ func (c *client) execute(argv [][]byte) {
 		}
 	}
 	if cc != nil {
-		if !cc.async {
+		if cc.async {
+			c.proposeGathered() // its reply queues behind theirs
+		} else {
 			c.drain()
 		}
 		cc.run(c, argv)
@@ -159,8 +163,50 @@ func (c *client) write(spec *command.Spec, argv [][]byte) {
 			return
 		}
 	}
-	e := c.entry(raftfsm.OpCommand, []raftfsm.Command{{DB: c.db, Argv: argv}})
-	c.pending = append(c.pending, c.s.backend.Propose(e))
+	c.gathered = append(c.gathered, raftfsm.Command{DB: c.db, Argv: argv})
+	if len(c.gathered) >= maxGathered {
+		c.proposeGathered()
+	}
+}
+
+// maxGathered bounds how many pipelined writes share one log entry.
+const maxGathered = 256
+
+// proposeGathered proposes the consecutive writes gathered from the
+// current batch as one entry (OpBatch when there are several), without
+// waiting. The argument slices still point into the connection's read
+// buffer, which is only valid while the batch runs: every path out of the
+// batch (a read, a connection command, the batch's end) comes here first,
+// and Propose encodes before returning.
+func (c *client) proposeGathered() {
+	cmds := c.gathered
+	if len(cmds) == 0 {
+		return
+	}
+	c.gathered = nil
+	op := raftfsm.OpBatch
+	if len(cmds) == 1 {
+		op = raftfsm.OpCommand
+	}
+	wait := c.s.backend.Propose(c.entry(op, cmds))
+	if len(cmds) == 1 {
+		c.pending = append(c.pending, wait)
+		return
+	}
+	c.pending = append(c.pending, func() (raftfsm.Result, error) {
+		res, err := wait()
+		if err == nil {
+			return res, nil
+		}
+		// The entry failed as a whole: every command in it gets the error.
+		var w command.Writer
+		w.Proto = c.proto
+		for range cmds {
+			w.Error(translate(err))
+		}
+		c.s.stats.errors.Add(int64(len(cmds)))
+		return raftfsm.Result{Reply: w.Bytes()}, nil
+	})
 }
 
 // entry builds a log entry of commands stamped with the proposing node's
