@@ -74,6 +74,7 @@ type options struct {
 	packed                                              rules
 	snapshotThreshold                                   uint64
 	snapshotInterval                                    time.Duration
+	procs, gcPercent                                    int
 	cluster                                             clusterOptions
 }
 
@@ -96,6 +97,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 30*time.Second, "how often to check whether --snapshot-threshold entries have accumulated")
 	fs.StringVar(&o.pprofAddr, "pprof", "", "serve net/http/pprof on this address (off by default; never expose it)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.IntVar(&o.procs, "procs", 0, "threads running Go code at once (GOMAXPROCS); 0: half the CPUs, at least 1")
+	fs.IntVar(&o.gcPercent, "gogc", 0, "heap growth between garbage collections, in percent (GOGC); 0: the default")
 	o.cluster.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -161,6 +164,10 @@ func run(args []string) error {
 		return fmt.Errorf("--double-format must be 7.2 or 7.0")
 	}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "goblind", Level: hclog.LevelFromString(o.logLevel), Output: os.Stderr})
+	tuned, err := tuneRuntime(o.procs, o.gcPercent)
+	if err != nil {
+		return err
+	}
 	stopProfiling, err := startProfiling(o.pprofAddr, o.cpuProfile)
 	defer stopProfiling()
 	if err != nil {
@@ -215,7 +222,7 @@ func run(args []string) error {
 			return err
 		}
 	}
-	logger.Info("ready to accept connections", "addr", srv.Addr().String(), "raft", o.raftAddr, "data", o.data, "fsync", fsync.String())
+	logger.Info("ready to accept connections", "addr", srv.Addr().String(), "raft", o.raftAddr, "data", o.data, "fsync", fsync.String(), "runtime", tuned)
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
