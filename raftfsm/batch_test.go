@@ -16,3 +16,17 @@ func TestBatchEntryRoundTrip(t *testing.T) {
 		t.Fatal("an empty batch decoded")
 	}
 }
+
+func TestSnapshotReleaseHook(t *testing.T) {
+	f := New()
+	released := 0
+	f.OnSnapshotReleased = func() { released++ }
+	s, err := f.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Release()
+	if released != 1 {
+		t.Fatalf("OnSnapshotReleased called %d times, want 1", released)
+	}
+}

@@ -25,6 +25,9 @@ type FSM struct {
 	// OnApply, if set, is called after each applied batch with the
 	// entries that were commands (for blocking pops and statistics).
 	OnApply func(lastIndex uint64)
+	// OnSnapshotReleased, if set, is called once raft is done with a
+	// snapshot (persisted or not) and its clone of the state is garbage.
+	OnSnapshotReleased func()
 }
 
 type waiter struct {
@@ -136,7 +139,7 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	ks := f.KS()
 	ks.RLock()
 	defer ks.RUnlock()
-	return &snapshot{ks: ks.Clone(), now: f.A.now, index: f.applied.Load()}, nil
+	return &snapshot{ks: ks.Clone(), now: f.A.now, index: f.applied.Load(), released: f.OnSnapshotReleased}, nil
 }
 
 // Restore replaces the state with a snapshot. The snapshot is verified
@@ -173,9 +176,10 @@ var (
 )
 
 type snapshot struct {
-	ks    *keyspace.Keyspace
-	now   int64
-	index uint64
+	ks       *keyspace.Keyspace
+	now      int64
+	index    uint64
+	released func()
 }
 
 // Persist writes magic, clock, keyspace and a CRC-32C of all of it.
@@ -187,7 +191,12 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 	return sink.Close()
 }
 
-func (s *snapshot) Release() {}
+func (s *snapshot) Release() {
+	s.ks = nil
+	if s.released != nil {
+		s.released()
+	}
+}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
