@@ -244,7 +244,7 @@ func (rp *report) markdown(w io.Writer) {
 		fmt.Fprintln(w)
 	}
 	if len(rp.mem) > 0 {
-		fmt.Fprintf(w, "\nMemory after the reply-per-command replay, bytes per member (medians):\n\n")
+		fmt.Fprintf(w, "\nMemory after the full replay (the same final state on every engine), bytes per member (medians):\n\n")
 		fmt.Fprintf(w, "| engine | members | RSS | used_memory | MEMORY USAGE of the key |\n|---|---|---|---|---|\n")
 		for _, e := range rp.engines {
 			if s := rp.mem[e]; s != nil {
