@@ -27,6 +27,7 @@ type Applier struct {
 	// runs backwards when leadership moves to a node with a slower clock.
 	now int64
 	w   command.Writer
+	ctx command.Ctx // reused by every command: no allocation per command
 }
 
 // NewApplier returns an Applier over ks.
@@ -100,8 +101,8 @@ func (a *Applier) run(index uint64, c Command) {
 		a.w.Error(command.ArityError(spec.Name))
 		return
 	}
-	ctx := command.Ctx{KS: a.KS, DB: c.DB, Now: a.now, Index: index, W: &a.w, Ready: a.Ready}
-	spec.Run(&ctx, c.Argv)
+	a.ctx = command.Ctx{KS: a.KS, DB: c.DB, Now: a.now, Index: index, W: &a.w, Ready: a.Ready}
+	spec.Run(&a.ctx, c.Argv)
 }
 
 // watchFailed reports whether EXEC must abort because a watched key

@@ -255,11 +255,22 @@ func (d *decoder) db() int {
 
 // Decode parses an entry. Byte slices in the result alias data.
 func Decode(data []byte) (*Entry, error) {
+	e := &Entry{}
+	if err := DecodeInto(e, data); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// DecodeInto parses an entry into e, reusing e's command slices (the FSM
+// decodes every entry into one scratch Entry instead of allocating).
+// Byte slices in e alias data.
+func DecodeInto(e *Entry, data []byte) error {
 	d := &decoder{b: data}
 	if v := d.byte(); v != Version {
-		return nil, fmt.Errorf("%w: version %d", ErrCorrupt, v)
+		return fmt.Errorf("%w: version %d", ErrCorrupt, v)
 	}
-	e := &Entry{Op: Op(d.byte())}
+	*e = Entry{Op: Op(d.byte()), Commands: e.Commands[:0]}
 	switch e.Op {
 	case OpNoop:
 	case OpCommand, OpMulti, OpBatch:
@@ -291,16 +302,17 @@ func Decode(data []byte) (*Entry, error) {
 			}
 		}
 		n := d.count(2)
-		e.Commands = make([]Command, n)
+		e.Commands = grow(e.Commands, n)
 		for i := range e.Commands {
-			e.Commands[i].DB = d.db()
+			c := &e.Commands[i]
+			c.DB = d.db()
 			argc := d.count(1)
 			if argc == 0 {
 				d.fail()
 			}
-			e.Commands[i].Argv = make([][]byte, argc)
-			for j := range e.Commands[i].Argv {
-				e.Commands[i].Argv[j] = d.bytes()
+			c.Argv = grow(c.Argv, argc)
+			for j := range c.Argv {
+				c.Argv[j] = d.bytes()
 			}
 		}
 		if (e.Op == OpCommand && n != 1) || (e.Op == OpBatch && n == 0) {
@@ -331,8 +343,14 @@ func Decode(data []byte) (*Entry, error) {
 	if d.err == nil && len(d.b) != 0 {
 		d.fail()
 	}
-	if d.err != nil {
-		return nil, d.err
+	return d.err
+}
+
+// grow returns s resliced to n elements, reusing its array when it is
+// large enough.
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
 	}
-	return e, nil
+	return make([]T, n)
 }

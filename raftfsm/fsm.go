@@ -25,6 +25,9 @@ type FSM struct {
 	// OnApply, if set, is called after each applied batch with the
 	// entries that were commands (for blocking pops and statistics).
 	OnApply func(lastIndex uint64)
+	// scratch is the entry ApplyBatch decodes into (only raft's FSM
+	// goroutine applies).
+	scratch Entry
 	// OnSnapshotReleased, if set, is called once raft is done with a
 	// snapshot (persisted or not) and its clone of the state is garbage.
 	OnSnapshotReleased func()
@@ -104,8 +107,8 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 		if l.Type != raft.LogCommand {
 			continue
 		}
-		e, err := Decode(l.Data)
-		if err != nil {
+		e := &f.scratch
+		if err := DecodeInto(e, l.Data); err != nil {
 			ks.Unlock()
 			panic(fmt.Sprintf("goblin: log entry %d (term %d) cannot be decoded: %v; the log is corrupt", l.Index, l.Term, err))
 		}

@@ -11,7 +11,8 @@ import (
 // Backend is what the RESP edge needs from a node.
 type Backend interface {
 	// Propose hands an entry to the log and returns a function that waits
-	// until it is applied on this node and returns its result.
+	// until it is applied on this node and returns its result. It does not
+	// keep e (the caller reuses its slices once Propose returns).
 	Propose(e *raftfsm.Entry) func() (raftfsm.Result, error)
 	// ReadBarrier returns once a local read is linearizable; with local
 	// set (READONLY connections) it only checks the node is not stale.

@@ -179,17 +179,19 @@ const maxGathered = 256
 // batch (a read, a connection command, the batch's end) comes here first,
 // and Propose encodes before returning.
 func (c *client) proposeGathered() {
-	cmds := c.gathered
-	if len(cmds) == 0 {
+	n := len(c.gathered)
+	if n == 0 {
 		return
 	}
-	c.gathered = nil
 	op := raftfsm.OpBatch
-	if len(cmds) == 1 {
+	if n == 1 {
 		op = raftfsm.OpCommand
 	}
-	wait := c.s.backend.Propose(c.entry(op, cmds))
-	if len(cmds) == 1 {
+	wait := c.s.backend.Propose(c.entry(op, c.gathered))
+	// Propose has encoded the entry: the slice can gather the next run.
+	clear(c.gathered)
+	c.gathered = c.gathered[:0]
+	if n == 1 {
 		c.pending = append(c.pending, wait)
 		return
 	}
@@ -201,10 +203,10 @@ func (c *client) proposeGathered() {
 		// The entry failed as a whole: every command in it gets the error.
 		var w command.Writer
 		w.Proto = c.proto
-		for range cmds {
+		for range n {
 			w.Error(translate(err))
 		}
-		c.s.stats.errors.Add(int64(len(cmds)))
+		c.s.stats.errors.Add(int64(n))
 		return raftfsm.Result{Reply: w.Bytes()}, nil
 	})
 }
