@@ -308,12 +308,16 @@ func TestClusterSnapshotCatchUp(t *testing.T) {
 	lagger := Followers(nodes, leader)[0]
 	lagger.Kill()
 	c := leader.Client()
-	pipe := c.Pipeline()
-	for i := 0; i < 2000; i++ {
-		pipe.ZAdd(ctx, fmt.Sprint("s", i%10), redis.Z{Score: float64(i), Member: fmt.Sprint("m", i)})
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		t.Fatal(err)
+	// 200 pipelines of 10: a pipeline's writes share one log entry, and
+	// the snapshot needs --snapshot-threshold entries.
+	for j := 0; j < 200; j++ {
+		pipe := c.Pipeline()
+		for i := j * 10; i < (j+1)*10; i++ {
+			pipe.ZAdd(ctx, fmt.Sprint("s", i%10), redis.Z{Score: float64(i), Member: fmt.Sprint("m", i)})
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	Eventually(t, 20*time.Second, func() error {
 		if raftStat(t, leader, "last_snapshot_index") == "0" {
