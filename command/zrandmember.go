@@ -98,8 +98,8 @@ func runZRandMember(c *Ctx, argv [][]byte) {
 			emit(int(c.random(size)))
 		}
 	case uint64(l) >= size:
-		// The whole set, in order, as Redis does.
-		writeRange(w, z, selection{0, int(size), false}, withscores)
+		// The whole set, from the highest rank down, as Redis iterates it.
+		writeRange(w, z, selection{0, int(size), true}, withscores)
 	default:
 		ranks := c.sampleRanks(int(size), int(l))
 		header(len(ranks))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -321,6 +322,13 @@ func (d *differ) sameRandom(s step, w, g *value) (bool, error) {
 	set := contents[1]
 	unsignZero(w)
 	unsignZero(g)
+	if len(s.argv) >= 3 {
+		// A positive count covering the whole set is decided: the set
+		// from the highest rank down.
+		if n, err := strconv.Atoi(s.argv[2]); err == nil && n >= len(set) {
+			return bytes.Equal(w.bytes(), g.bytes()), nil
+		}
+	}
 	withscores := len(s.argv) == 4
 	unique := len(s.argv) >= 3 && !strings.HasPrefix(s.argv[2], "-")
 	for _, v := range []*value{w, g} {

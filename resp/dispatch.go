@@ -48,13 +48,6 @@ func (c *client) drain() {
 // through the backend.
 func (c *client) execute(argv [][]byte) {
 	name := argv[0]
-	if len(name) == len(c.s.nonce) && string(name) == string(c.s.nonce) {
-		// framedConn found malformed input: answer as Redis and hang up.
-		c.drain()
-		c.replyError(command.Errorf("%s", argv[1]))
-		c.conn.Close()
-		return
-	}
 	cc := lookupConnCommand(name)
 	var spec *command.Spec
 	if cc == nil {

@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/resptest"
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/node"
 	"github.com/goblindb/goblin/raftfsm"
@@ -143,43 +143,11 @@ func (c *conn) read() string {
 	c.t.Helper()
 	c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	var out bytes.Buffer
-	if err := readValue(c.rd, &out); err != nil {
+	if err := resptest.ReadReply(c.rd, &out); err != nil {
 		c.t.Fatalf("reading reply: %v (got %q)", err, out.String())
 	}
 	return out.String()
 }
 
-func readValue(rd *bufio.Reader, out *bytes.Buffer) error {
-	line, err := rd.ReadBytes('\n')
-	out.Write(line)
-	if err != nil {
-		return err
-	}
-	n, _ := strconv.Atoi(string(bytes.TrimRight(line[1:], "\r\n")))
-	switch line[0] {
-	case '$', '=':
-		if n < 0 {
-			return nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(rd, buf); err != nil {
-			return err
-		}
-		out.Write(buf)
-	case '*', '~':
-		for i := 0; i < n; i++ {
-			if err := readValue(rd, out); err != nil {
-				return err
-			}
-		}
-	case '%':
-		for i := 0; i < 2*n; i++ {
-			if err := readValue(rd, out); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
 
 func itoa(i int) string { return strconv.Itoa(i) }

@@ -20,31 +20,37 @@ import (
 //   - framing Redis tolerates is tolerated ("*0", "*-1", any two bytes
 //     after a bulk string's data);
 //   - framing Redis refuses gets Redis's "Protocol error: ..." text, after
-//     the commands that preceded it ran, and then the connection closes;
+//     the requests that preceded it ran, and then the connection closes;
 //   - limits are Redis's (512 MB bulk strings, INT_MAX arguments, 64 KB
 //     lines, smaller ones before AUTH), so a huge length cannot make the
 //     server buffer without bound.
 //
-// A protocol error reaches the handler as a command whose name is the
-// server's random nonce, which no client can guess, carrying the message.
+// On a protocol error the request being parsed is dropped; once redcon has
+// read every request before it (their replies are then written: redcon
+// flushes before it reads again), framedConn writes the error itself and
+// ends the stream, and redcon closes the connection.
 //
 // While its client is blocked (BZPOPMIN), the connection's goroutine is
 // not reading; watchClose then reads ahead in the background to notice a
 // disconnect, keeping what it reads for redcon.
 type framedConn struct {
 	net.Conn
-	nonce []byte
 	// unauth reports whether the client has not authenticated yet.
 	unauth func() bool
 
-	in     []byte // raw bytes received; in[inPos:] is not parsed yet
-	inPos  int
-	out    []byte // canonical bytes; out[outPos:] is not read by redcon yet
-	outPos int
-	st     frameState
-	args   int64 // arguments left in the current request
-	bulk   int64 // bytes left in the current bulk string's data
-	err    error // the connection's read error, returned once out is empty
+	in       []byte // raw bytes received; in[inPos:] is not parsed yet
+	inPos    int
+	out      []byte // canonical bytes; out[outPos:] is not read by redcon yet
+	outPos   int
+	scanned  int  // pending bytes already searched for the current line's end
+	nul      bool // a NUL byte ends the search for the current line's end
+	cmdStart int  // where the request being parsed starts in out
+	partial  bool // redcon has read part of the request being parsed
+	st       frameState
+	args     int64  // arguments left in the current request
+	bulk     int64  // bytes left in the current bulk string's data
+	err      error  // the connection's read error, returned once out is empty
+	protoErr []byte // the protocol error reply to write once out is empty
 
 	// Background read-ahead while blocked.
 	mu      sync.Mutex
@@ -72,21 +78,50 @@ const (
 	readChunk          = 16 * 1024
 )
 
-func newFramedConn(c net.Conn, nonce []byte) *framedConn {
-	return &framedConn{Conn: c, nonce: nonce, unauth: func() bool { return false }}
+func newFramedConn(c net.Conn) *framedConn {
+	return &framedConn{Conn: c, unauth: func() bool { return false }}
 }
 
 // Read hands redcon canonical RESP.
+//
+// When nothing is buffered, Read reads straight into redcon's buffer and
+// checks the bytes where they are: requests that are already canonical,
+// as every client library sends them, pass through without a copy. From
+// the first byte that is not (an inline command, a header split across
+// reads, anything Redis would reject), the rest goes through parse.
 func (f *framedConn) Read(p []byte) (int, error) {
 	f.waitReadAhead()
+	if f.outPos == len(f.out) && f.inPos == len(f.in) && f.st != stDead && f.err == nil && len(p) > 0 {
+		n, err := f.Conn.Read(p)
+		if err != nil {
+			f.err = err
+		}
+		k := f.scanInPlace(p[:n])
+		if k < n {
+			f.in, f.inPos = append(f.in[:0], p[k:n]...), 0
+			f.scanned, f.nul = 0, false
+			f.partial = f.st != stStart // redcon gets the request's start
+			f.out, f.outPos, f.cmdStart = f.out[:0], 0, 0
+		}
+		if k > 0 {
+			return k, nil
+		}
+	}
 	for f.outPos == len(f.out) {
-		f.out, f.outPos = f.out[:0], 0
+		if f.st != stStart {
+			f.partial = true // the request in progress began in what was read
+		}
+		f.out, f.outPos, f.cmdStart = f.out[:0], 0, 0
 		if f.st == stDead {
+			if f.protoErr != nil {
+				f.Conn.Write(f.protoErr)
+				f.protoErr = nil
+			}
 			return 0, io.EOF
 		}
 		f.parse()
-		if len(f.out) > 0 {
-			break
+		if len(f.out) > 0 || f.st == stDead {
+			continue
 		}
 		if f.err != nil {
 			return 0, f.err
@@ -96,6 +131,75 @@ func (f *framedConn) Read(p []byte) (int, error) {
 	n := copy(p, f.out[f.outPos:])
 	f.outPos += n
 	return n, nil
+}
+
+// scanInPlace advances the parser over the canonical requests at the
+// start of b, which redcon may read as they are, and returns how many
+// bytes that is. It stops, leaving the state at a boundary parse can
+// resume from, at the first byte that needs parse.
+func (f *framedConn) scanInPlace(b []byte) int {
+	i := 0
+	for i < len(b) {
+		switch f.st {
+		case stStart:
+			ll, n := canonicalHeader(b[i:], '*')
+			if n == 0 || ll < 1 || ll > maxMultibulkLen || (ll > unauthMultibulkLen && f.unauth()) {
+				return i
+			}
+			f.args, f.st = ll, stBulkLen
+			i += n
+		case stBulkLen:
+			ll, n := canonicalHeader(b[i:], '$')
+			if n == 0 || ll > protoMaxBulkLen || (ll > unauthBulkLen && f.unauth()) {
+				return i
+			}
+			f.bulk, f.st = ll, stBulkData
+			if ll == 0 {
+				f.st = stBulkTail
+			}
+			i += n
+		case stBulkData:
+			k := int(min(f.bulk, int64(len(b)-i)))
+			i += k
+			if f.bulk -= int64(k); f.bulk == 0 {
+				f.st = stBulkTail
+			}
+		case stBulkTail:
+			if len(b)-i < 2 || b[i] != '\r' || b[i+1] != '\n' {
+				return i
+			}
+			i += 2
+			if f.args--; f.args == 0 {
+				f.st = stStart
+			} else {
+				f.st = stBulkLen
+			}
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// canonicalHeader reads a complete "<c><n>\r\n" line with n a canonical
+// non-negative integer; n is 0 when b does not start with one.
+func canonicalHeader(b []byte, c byte) (int64, int) {
+	if len(b) < 4 || b[0] != c {
+		return 0, 0
+	}
+	for i := 1; i < len(b) && i < 22; i++ {
+		if b[i] == '\r' {
+			if i+1 >= len(b) || b[i+1] != '\n' {
+				return 0, 0
+			}
+			v, ok := command.ParseInt(b[1:i])
+			if !ok || v < 0 {
+				return 0, 0
+			}
+			return v, i + 2
+		}
+	}
+	return 0, 0
 }
 
 // pending returns the received bytes not parsed yet.
@@ -118,19 +222,30 @@ func (f *framedConn) fill() {
 }
 
 // consume drops n parsed bytes.
-func (f *framedConn) consume(n int) { f.inPos += n }
+func (f *framedConn) consume(n int) {
+	f.inPos += n
+	f.scanned, f.nul = 0, false
+}
 
-// cIndex finds c in b as C's strchr would in a NUL-terminated buffer: a
-// NUL byte ends the search.
-func cIndex(b []byte, c byte) int {
-	for i, x := range b {
-		if x == c {
+// findLineEnd finds c in the pending bytes as C's strchr would in Redis's
+// NUL-terminated buffer (a NUL byte ends the search), resuming where the
+// previous search of the same line stopped: a line arriving byte by byte
+// costs linear time.
+func (f *framedConn) findLineEnd(c byte) int {
+	in := f.pending()
+	if f.nul {
+		return -1
+	}
+	for i := f.scanned; i < len(in); i++ {
+		switch in[i] {
+		case c:
 			return i
-		}
-		if x == 0 {
+		case 0:
+			f.nul = true
 			return -1
 		}
 	}
+	f.scanned = len(in)
 	return -1
 }
 
@@ -141,6 +256,7 @@ func (f *framedConn) parse() {
 		in := f.pending()
 		switch f.st {
 		case stStart:
+			f.cmdStart, f.partial = len(f.out), false
 			if in[0] == '*' {
 				if !f.multibulkHeader() {
 					return
@@ -180,7 +296,7 @@ func (f *framedConn) parse() {
 // inline parses one inline request; false when the line is incomplete.
 func (f *framedConn) inline() bool {
 	in := f.pending()
-	nl := cIndex(in, '\n')
+	nl := f.findLineEnd('\n')
 	if nl < 0 {
 		if len(in) > protoInlineMax {
 			f.protocolError("too big inline request")
@@ -208,7 +324,7 @@ func (f *framedConn) inline() bool {
 // line that grows past Redis's limit.
 func (f *framedConn) lineEnd(big string) (int, bool) {
 	in := f.pending()
-	cr := cIndex(in, '\r')
+	cr := f.findLineEnd('\r')
 	if cr < 0 {
 		if len(in) > protoInlineMax {
 			f.protocolError(big)
@@ -292,10 +408,15 @@ func (f *framedConn) appendCommand(args [][]byte) {
 	}
 }
 
-// protocolError reports msg to the handler (after the commands already
-// handed over) and stops parsing: the connection is closed after the reply.
+// protocolError drops the request being parsed and stops parsing: Read
+// reports msg once redcon has read the requests before it.
 func (f *framedConn) protocolError(msg string) {
-	f.appendCommand([][]byte{f.nonce, []byte("ERR Protocol error: " + msg)})
+	cut := f.cmdStart
+	if f.partial || cut < f.outPos {
+		cut = f.outPos // redcon holds the request's start: it never completes
+	}
+	f.out = f.out[:cut]
+	f.protoErr = []byte("-ERR Protocol error: " + msg + "\r\n")
 	f.st = stDead
 	f.in, f.inPos = nil, 0
 }

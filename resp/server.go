@@ -1,7 +1,6 @@
 package resp
 
 import (
-	crand "crypto/rand"
 	"errors"
 	"net"
 	"os"
@@ -51,9 +50,6 @@ type Server struct {
 	blocked  blockRegistry
 	settings settings
 	pass     atomic.Pointer[string] // requirepass, which CONFIG SET may change
-	// nonce names the pseudo-command framedConn uses to report a protocol
-	// error; it is random, so no client can send it.
-	nonce []byte
 
 	stats stats
 }
@@ -72,11 +68,8 @@ func NewServer(cfg Config, backend Backend) *Server {
 		cfg.Version = "7.2.0"
 	}
 	s := &Server{cfg: cfg, backend: backend, started: time.Now(), clients: map[int64]*client{},
-		closing: make(chan struct{}), nonce: make([]byte, 24)}
+		closing: make(chan struct{})}
 	s.cluster, _ = backend.(ClusterBackend)
-	if _, err := crand.Read(s.nonce); err != nil {
-		panic("resp: no randomness for the protocol nonce: " + err.Error())
-	}
 	s.setPassword(cfg.RequirePass)
 	backend.OnKeyReady(func(db int, key []byte) {
 		if key == nil {
@@ -115,7 +108,7 @@ func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
 func (s *Server) Serve() {
 	for _, ln := range s.listeners {
 		srv := redcon.NewServerNetwork(ln.Addr().Network(), ln.Addr().String(), s.handle, s.accept, s.closedConn)
-		gate := newGateListener(ln, s.nonce)
+		gate := newGateListener(ln)
 		s.mu.Lock()
 		s.servers = append(s.servers, srv)
 		s.gates = append(s.gates, gate)
@@ -241,14 +234,13 @@ func (s *Server) countCommand(name string) {
 // gate itself is closed: after the commands in flight have answered.
 type gateListener struct {
 	net.Listener
-	nonce  []byte
 	conns  chan net.Conn
 	closed chan struct{}
 	once   sync.Once
 }
 
-func newGateListener(ln net.Listener, nonce []byte) *gateListener {
-	g := &gateListener{Listener: ln, nonce: nonce, conns: make(chan net.Conn), closed: make(chan struct{})}
+func newGateListener(ln net.Listener) *gateListener {
+	g := &gateListener{Listener: ln, conns: make(chan net.Conn), closed: make(chan struct{})}
 	go g.acceptLoop()
 	return g
 }
@@ -275,7 +267,7 @@ func (g *gateListener) acceptLoop() {
 func (g *gateListener) Accept() (net.Conn, error) {
 	select {
 	case c := <-g.conns:
-		return newFramedConn(c, g.nonce), nil
+		return newFramedConn(c), nil
 	case <-g.closed:
 		return nil, net.ErrClosed
 	}
