@@ -422,8 +422,8 @@ func TestModel(t *testing.T) {
 			t.Run(fmt.Sprintf("%v/%d-%d", l, caps[0], caps[1]), func(t *testing.T) {
 				r := rand.New(rand.NewPCG(seed, uint64(l)<<16|uint64(caps[0])))
 				ops := 3000
-				if testing.Short() {
-					ops = 600
+				if testing.Short() || raceEnabled {
+					ops = 1000
 				}
 				runModel(t, r, l, caps[0], caps[1], ops, 120)
 			})
@@ -441,7 +441,7 @@ func TestModelDeep(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, uint64(l)))
 			ops := 12000
 			if testing.Short() || raceEnabled {
-				ops = 4000
+				ops = 3000
 			}
 			runModel(t, r, l, 4, 4, ops, 4000)
 		})

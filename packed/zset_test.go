@@ -261,7 +261,7 @@ func TestRemoveRangeWholeLeaves(t *testing.T) {
 	for _, l := range []Layout{Int32Float32, Standard} {
 		z := newWithCaps(l, 8, 4)
 		for i := range 2000 {
-			mustAdd(t, z, strconv.Itoa(i), float64(i%97), 0)
+			z.Add([]byte(strconv.Itoa(i)), float64(i%97), 0)
 		}
 		want := memberList(z)
 		for _, r := range [][2]int{{100, 1900}, {0, 3}, {-5, 10}, {90, 1000}, {50, 40}} {
