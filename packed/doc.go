@@ -194,6 +194,20 @@
 // search stayed. Leaf capacities from 64 to 1,024 performed within the
 // noise of each other; 512 keeps branches few and the tree shallow.
 //
+// # Performance
+//
+// docs/benchmarks.md has the workloads of the seeds measured against the
+// structure a Go developer would otherwise write (a map beside a
+// tidwall/btree of (score, member) items), in the same runs: updates take
+// 1.1 to 1.6 times less CPU than the baseline, rank 2.5 to 3.8 times less;
+// standard sets take less than half the baseline's memory, INT32/FLOAT32
+// sets up to a third less. The seed C++ figures are not reached: on the
+// shared 2-CPU machine INT32/FLOAT32 operations take 1.2 to 4 times their
+// CPU time. The next step we would try is a per-leaf summary of every
+// 16th score, to cut the cache lines a leaf search touches from about
+// seven to three: profiles show the searches of cold leaves, after the
+// index probe, as the largest cost of an update.
+//
 // # Memory accounting
 //
 // Bytes (alloc.go) adds up every allocation of a set, each rounded up the
