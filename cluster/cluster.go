@@ -70,9 +70,10 @@ type Config struct {
 	// the configuration once gossip has considered it dead (or not known
 	// it at all) that long. Zero: only GOBLIN REMOVE removes dead nodes.
 	ReapDeadAfter time.Duration
-	// Password authenticates forwarding connections (the cluster's
-	// requirepass; every node must use the same).
-	Password string
+	// Password returns the password forwarding connections authenticate
+	// with when they are opened (the cluster's requirepass, the same on
+	// every node); nil for none.
+	Password func() string
 	Logger   hclog.Logger
 	// Tick is how often the node refreshes its metadata, reports progress
 	// and, as leader, reconciles the configuration (default 500ms).

@@ -31,7 +31,7 @@ const readConns = 2
 // requests, which need no order, spread over a small pool.
 type forwarder struct {
 	lookup   func(id string) (string, bool)
-	password string
+	password func() string
 
 	mu     sync.Mutex
 	peers  map[string]*peerConns
@@ -45,7 +45,7 @@ type peerConns struct {
 	next    atomic.Uint32
 }
 
-func newForwarder(lookup func(string) (string, bool), password string) *forwarder {
+func newForwarder(lookup func(string) (string, bool), password func() string) *forwarder {
 	return &forwarder{lookup: lookup, password: password, peers: map[string]*peerConns{}}
 }
 
@@ -93,8 +93,8 @@ func (f *forwarder) dial(addr string) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if f.password != "" {
-		cl, err := c.send([]byte("AUTH"), []byte(f.password))
+	if pass := f.pass(); pass != "" {
+		cl, err := c.send([]byte("AUTH"), []byte(pass))
 		if err != nil {
 			return nil, err
 		}
@@ -110,6 +110,13 @@ func (f *forwarder) dial(addr string) (*conn, error) {
 		}
 	}
 	return c, nil
+}
+
+func (f *forwarder) pass() string {
+	if f.password == nil {
+		return ""
+	}
+	return f.password()
 }
 
 func (p *peerConns) close() {

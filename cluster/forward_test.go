@@ -140,3 +140,62 @@ func TestClusterViews(t *testing.T) {
 		}
 	}
 }
+
+// A blocking pop on a follower is forwarded like any write, waits on the
+// follower, and is served by a write that arrives through another node.
+func TestBlockingPopThroughAFollower(t *testing.T) {
+	e := newEnv(t, 3)
+	e.startAll([]string{"n1", "n2", "n3"}, 3, nil)
+	leader := e.waitFormed(3)
+	f := e.followers()[0]
+	got := make(chan []string, 1)
+	errs := make(chan error, 1)
+	go func() {
+		r, err := f.rdb.BZPopMin(ctx(t), 10*time.Second, "queue").Result()
+		if err != nil {
+			errs <- err
+			return
+		}
+		got <- []string{r.Key, fmt.Sprint(r.Member), fmt.Sprint(r.Score)}
+	}()
+	poll(t, 10*time.Second, "the pop to block on the follower", func() bool {
+		info, _ := f.rdb.Info(ctx(t), "clients").Result()
+		return strings.Contains(info, "blocked_clients:1")
+	})
+	if err := leader.rdb.ZAdd(ctx(t), "queue", redisZ(3, "job")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		if strings.Join(r, ",") != "queue,job,3" {
+			t.Fatalf("BZPOPMIN through a follower: %v", r)
+		}
+	case err := <-errs:
+		t.Fatal(err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("the blocked pop on the follower was not served")
+	}
+	if n, err := e.followers()[1].rdb.ZCard(ctx(t), "queue").Result(); err != nil || n != 0 {
+		t.Fatalf("the popped member is still there elsewhere: %v %v", n, err)
+	}
+}
+
+// With requirepass, followers authenticate their forwarding connections.
+func TestForwardingWithPassword(t *testing.T) {
+	e := newEnv(t, 3)
+	e.password = "s3cret"
+	e.startAll([]string{"n1", "n2", "n3"}, 3, nil)
+	e.waitFormed(3)
+	fs := e.followers()
+	if err := fs[0].rdb.ZAdd(ctx(t), "k", redisZ(1, "a")).Err(); err != nil {
+		t.Fatalf("write through a follower with requirepass: %v", err)
+	}
+	if s, err := fs[1].rdb.ZScore(ctx(t), "k", "a").Result(); err != nil || s != 1 {
+		t.Fatalf("linearizable read on a follower with requirepass: %v %v", s, err)
+	}
+	anon := redis.NewClient(&redis.Options{Addr: fs[0].addr, MaxRetries: -1, Protocol: 2})
+	defer anon.Close()
+	if err := anon.Do(ctx(t), "GOBLIN.APPLY", "x").Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		t.Fatalf("internal command without AUTH: %v", err)
+	}
+}

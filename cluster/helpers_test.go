@@ -41,6 +41,8 @@ type env struct {
 	seeds   []string
 	opts    func(*cluster.Config)
 	nodeCfg func(*node.Config)
+	// password is every node's requirepass.
+	password string
 }
 
 type tnode struct {
@@ -157,6 +159,7 @@ func (e *env) start(id string, expect int, dir string) *tnode {
 		Logger:          logger,
 		Tick:            100 * time.Millisecond,
 		Memberlist:      fastGossip,
+		Password:        func() string { return e.password },
 	}
 	if e.opts != nil {
 		e.opts(&cfg)
@@ -183,7 +186,7 @@ func (e *env) start(id string, expect int, dir string) *tnode {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	srv := resp.NewServer(resp.Config{Addr: addr}, n)
+	srv := resp.NewServer(resp.Config{Addr: addr, RequirePass: e.password}, n)
 	if err := srv.Listen(); err != nil {
 		n.Close()
 		e.t.Fatal(err)
@@ -194,7 +197,7 @@ func (e *env) start(id string, expect int, dir string) *tnode {
 		n.Close()
 		e.t.Fatal(err)
 	}
-	tn := &tnode{id: id, dir: dir, addr: addr, n: n, c: c, srv: srv, rdb: redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Protocol: 2})}
+	tn := &tnode{id: id, dir: dir, addr: addr, n: n, c: c, srv: srv, rdb: redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, Protocol: 2, Password: e.password})}
 	e.mu.Lock()
 	e.nodes[id] = tn
 	e.mu.Unlock()

@@ -198,6 +198,10 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 // password returns the password clients must AUTH with ("" for none).
 func (s *Server) password() string { return *s.pass.Load() }
 
+// Password returns the current requirepass ("" for none), which CONFIG SET
+// may have changed since start.
+func (s *Server) Password() string { return s.password() }
+
 func (s *Server) setPassword(p string) { s.pass.Store(&p) }
 
 func (st *stats) reset() {

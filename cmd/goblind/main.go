@@ -174,7 +174,15 @@ func run(args []string) error {
 		return err
 	}
 
-	cl, err := newCluster(o, logger)
+	// Forwarding connections authenticate with this node's requirepass as
+	// it is when they open (CONFIG SET may change it).
+	var srv *resp.Server
+	cl, err := newCluster(o, logger, func() string {
+		if srv != nil {
+			return srv.Password()
+		}
+		return o.requirePass
+	})
 	if err != nil {
 		return err
 	}
@@ -196,11 +204,12 @@ func run(args []string) error {
 		SnapshotInterval:  o.snapshotInterval,
 		Peers:             peers,
 		MaxStaleness:      o.cluster.maxStaleness,
+		CommitTimeout:     o.cluster.commitTimeout,
 	})
 	if err != nil {
 		return err
 	}
-	srv := resp.NewServer(resp.Config{
+	srv = resp.NewServer(resp.Config{
 		Addr:        o.addr,
 		UnixSocket:  o.unixSocket,
 		RequirePass: o.requirePass,
