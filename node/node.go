@@ -167,7 +167,10 @@ func New(cfg Config) (*Node, error) {
 	// which Raft sends at the latest CommitTimeout after the last one.
 	// Follower reads and forwarded writes wait for exactly that, so it
 	// bounds their latency: 5ms rather than Raft's 50ms costs an idle
-	// leader a few hundred empty appends a second per follower.
+	// leader a few hundred empty appends a second per follower (measured
+	// on 2 vCPUs: an idle 3-node leader at 7% of a core instead of 2.4%,
+	// followers 2.8% instead of 1%; a sequential write through a
+	// follower in 11ms instead of 81ms at the median; 2ms on the leader).
 	rc.CommitTimeout = orDefault(cfg.CommitTimeout, 5*time.Millisecond)
 	if cfg.SnapshotInterval > 0 {
 		rc.SnapshotInterval = cfg.SnapshotInterval
