@@ -280,10 +280,10 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	var leaveErr error
 	if err == nil && others > 0 && hasID(conf, c.cfg.ID) {
 		done := make(chan error, 1)
-		go func() { done <- c.node.RemoveServer(c.cfg.ID) }()
+		go func() { done <- c.removeSelf(deadline) }()
 		select {
 		case err := <-done:
-			if err != nil && !errors.Is(err, node.ErrNoSuchNode) {
+			if err != nil {
 				leaveErr = fmt.Errorf("cluster: removing this node from the configuration: %w", err)
 			} else {
 				c.log.Info("left the cluster: removed from the configuration")
@@ -294,6 +294,26 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	}
 	c.Shutdown()
 	return leaveErr
+}
+
+// removeSelf asks the leader to remove this node, again while there is
+// no leader (an election) and time is left. The leader may also remove it
+// on its own once gossip reports it left: either way it is done.
+func (c *Cluster) removeSelf(deadline time.Time) error {
+	for {
+		err := c.node.RemoveServer(c.cfg.ID)
+		if err == nil || errors.Is(err, node.ErrNoSuchNode) {
+			return nil
+		}
+		if conf, cerr := c.node.Configuration(); cerr == nil && !hasID(conf, c.cfg.ID) {
+			return nil
+		}
+		if time.Now().Add(200 * time.Millisecond).After(deadline) {
+			return err
+		}
+		c.log.Debug("removing this node from the configuration failed; retrying", "error", err)
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 func hasID(conf []node.Server, id string) bool {
