@@ -51,8 +51,9 @@
 // takes 4 to 65,536) in two pointer-free arrays, members and scores. Split
 // arrays mean no padding (an INT32/FLOAT32 entry is exactly 8 bytes) and a
 // score search touches only score cache lines. Because the arrays contain no
-// pointers, the garbage collector never scans them: a set costs the GC one
-// object per 512 members. A leaf's live entries are keys[lo:hi], a run that
+// pointers, the garbage collector never scans them: what it scans is the
+// 80-byte leaf header (two slice headers, two neighbour links), one per up
+// to 512 members, and the branches. A leaf's live entries are keys[lo:hi], a run that
 // floats inside the arrays: an insertion or removal shifts whichever side of
 // its position is shorter, so removing the first entry (ZPOPMIN,
 // sequential deletion) moves nothing, and a random update moves a quarter
