@@ -286,3 +286,58 @@ func TestBlockedClientsLeaveOnShutdown(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterBlockedPops blocks clients on every node of a 3-node cluster
+// and writes through another node: each blocked client is woken by its
+// own node applying the write and receives a distinct member, decided by
+// the log; the set ends where every node agrees.
+func TestClusterBlockedPops(t *testing.T) {
+	rng := testSeed(t)
+	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
+	leader := WaitLeader(t, nodes, 30*time.Second)
+	var waiters []*dconn
+	for i, n := range nodes {
+		e := &scenarioEnv{t: t, addr: n.Addr}
+		for j := 0; j < 2; j++ {
+			w := e.conn()
+			e.send(w, "BZPOPMIN", "jobs", "0")
+			waiters = append(waiters, w)
+		}
+		e.waitBlocked(e.conn(), 2)
+		t.Logf("2 clients blocked on %s (leader: %v)", nodes[i].ID, n == leader)
+	}
+	// Write through a follower: it forwards to the leader, every node
+	// applies, and each node's waiters propose their pops.
+	writer := Followers(nodes, leader)[0]
+	e := &scenarioEnv{t: t, addr: writer.Addr}
+	c := e.conn()
+	if r := e.do(c, "ZADD", "jobs", "1", "a", "2", "b", "3", "c", "4", "d", "5", "e", "6", "f", "7", "g"); r != ":7\r\n" {
+		t.Fatalf("ZADD: %q", r)
+	}
+	got := map[string]bool{}
+	for i, w := range waiters {
+		r, err := w.read()
+		if err != nil {
+			t.Fatalf("waiter %d: %v", i, err)
+		}
+		v := mustParse(r)
+		if len(v.elems) != 3 || v.elems[0].str != "jobs" || got[v.elems[1].str] {
+			t.Fatalf("waiter %d got %q (already given: %v)", i, r, got)
+		}
+		got[v.elems[1].str] = true
+	}
+	// Six of seven members went to the six waiters; all nodes agree on
+	// the one left.
+	for _, n := range nodes {
+		ne := &scenarioEnv{t: t, addr: n.Addr}
+		nc := ne.conn()
+		Eventually(t, 10*time.Second, func() error {
+			r := ne.do(nc, "ZRANGE", "jobs", "0", "-1")
+			v := mustParse([]byte(r))
+			if len(v.elems) != 1 || got[v.elems[0].str] {
+				return fmt.Errorf("%s: %q after the pops %v", n.ID, r, got)
+			}
+			return nil
+		})
+	}
+}

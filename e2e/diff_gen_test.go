@@ -175,6 +175,9 @@ var totalWeight = func() int {
 }()
 
 func (g *gen) command(conn int) []string {
+	if g.inMult[conn] && g.p(0.12) {
+		return genTx(g, conn) // keep transactions short
+	}
 	for {
 		x := g.n(totalWeight)
 		for _, c := range commands {

@@ -43,6 +43,7 @@ func TestDifferential(t *testing.T) {
 	defer d.close()
 	gen := newGen(*diffSeed, *diffProto, time.Now().Unix())
 	counts := map[string]int{}
+	kinds := map[string]int{}
 	for i := 0; i < *diffCount; i++ {
 		s := gen.next()
 		d.history = append(d.history, s)
@@ -52,6 +53,7 @@ func TestDifferential(t *testing.T) {
 			t.Fatalf("command %d %v: %v", i, s, err)
 		}
 		gen.inMult = d.inMulti
+		kinds[replyKind(want)]++
 		if !same {
 			d.report(i, s, want, got)
 			return
@@ -67,6 +69,27 @@ func TestDifferential(t *testing.T) {
 		fmt.Fprintf(&b, " %s:%d", n, counts[n])
 	}
 	t.Logf("0 differences in %d commands; mix:%s", *diffCount, b.String())
+	t.Logf("replies: %d errors, %d nulls, %d empty arrays, %d non-empty arrays, %d integers, %d strings, %d queued",
+		kinds["error"], kinds["null"], kinds["empty"], kinds["array"], kinds["int"], kinds["string"], kinds["queued"])
+}
+
+// replyKind classifies a reply for the run's summary.
+func replyKind(b []byte) string {
+	switch {
+	case bytes.Equal(b, []byte("+QUEUED\r\n")):
+		return "queued"
+	case b[0] == '-':
+		return "error"
+	case b[0] == '_' || bytes.Equal(b, []byte("$-1\r\n")) || bytes.Equal(b, []byte("*-1\r\n")):
+		return "null"
+	case bytes.HasPrefix(b, []byte("*0\r\n")) || bytes.HasPrefix(b, []byte("~0\r\n")):
+		return "empty"
+	case b[0] == '*' || b[0] == '%' || b[0] == '~':
+		return "array"
+	case b[0] == ':':
+		return "int"
+	}
+	return "string"
 }
 
 // differ drives the two servers: side 0 is redis-server, side 1 goblind.
