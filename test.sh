@@ -13,6 +13,16 @@ go vet ./...
 echo "== go test -race"
 go test -race -count=1 -timeout 30m ./...
 
+echo "== Redis's own sorted-set tests against goblind"
+if command -v tclsh >/dev/null && command -v redis-server >/dev/null; then
+	e2e/redis-suite.sh
+elif [ "${GOBLIN_REQUIRE_REDIS:-}" = 1 ]; then
+	echo "tclsh or redis-server missing and GOBLIN_REQUIRE_REDIS=1" >&2
+	exit 1
+else
+	echo "skipped: needs tclsh and redis-server (apt-get install -y tcl redis-server)"
+fi
+
 echo "== fuzzing (${FUZZTIME} per target)"
 # Every Fuzz* function in every package runs alone, bounded in time.
 while read -r file; do

@@ -46,10 +46,11 @@ elif [ -n "${REDIS_MIRROR:-}" ]; then
 	git -C "$REDIS_MIRROR" archive "${REDIS_REF:-7.2.5}" runtest tests | tar -x -C "$src"
 else
 	lists="$work/apt-lists"
-	mkdir -p "$lists/partial" "$work/deb"
+	mkdir -p "$lists/partial" "$work/deb" "$work/cache/archives/partial"
 	. /etc/os-release
 	echo "deb-src http://deb.debian.org/debian ${VERSION_CODENAME:-bookworm} main" >"$work/sources.list"
-	apt=(-o Dir::Etc::SourceList="$work/sources.list" -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$lists")
+	apt=(-o Dir::Etc::SourceList="$work/sources.list" -o Dir::Etc::SourceParts=/dev/null
+		-o Dir::State::Lists="$lists" -o Dir::Cache="$work/cache")
 	apt-get update -qq "${apt[@]}"
 	(cd "$work/deb" && apt-get source -qq --download-only "${apt[@]}" redis >/dev/null 2>&1)
 	tar -xzf "$work"/deb/redis_*.orig.tar.gz -C "$work"
