@@ -1,6 +1,9 @@
 package resp
 
 import (
+	"errors"
+	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,16 +59,28 @@ func (st *settings) put(name, v string) {
 
 func fixed(v string) func(*Server) string { return func(*Server) string { return v } }
 
-// stored is a parameter kept in settings, validated as a non-negative
-// integer.
-func stored(name, def string) param {
+// numeric is a parameter kept in settings: an integer within [lo, hi],
+// or with memory set a byte count that may carry a unit (1kb, 5m), as
+// Redis's numeric configs parse them.
+func numeric(name, def string, lo, hi int64, memory bool) param {
 	return param{
 		name: name,
 		get:  func(s *Server) string { return s.settings.get(name, def) },
 		set: func(s *Server, v string) error {
-			n, ok := command.ParseInt([]byte(v))
-			if !ok || n < 0 {
-				return errConfigInt
+			var n int64
+			var ok bool
+			if memory {
+				n, ok = parseMemory(v)
+			} else {
+				n, ok = command.ParseInt([]byte(v))
+			}
+			switch {
+			case !ok && memory:
+				return errors.New("argument must be a memory value")
+			case !ok:
+				return errors.New("argument couldn't be parsed into an integer")
+			case n < lo || n > hi:
+				return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
 			}
 			s.settings.put(name, strconv.FormatInt(n, 10))
 			return nil
@@ -73,7 +88,32 @@ func stored(name, def string) param {
 	}
 }
 
-var errConfigInt = command.Errorf("argument couldn't be parsed into an integer")
+// parseMemory is Redis's memtoull: digits and an optional unit (b, k, kb,
+// m, mb, g, gb, any case); values past int64 are refused.
+func parseMemory(v string) (int64, bool) {
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	mul := map[string]uint64{"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000 * 1000, "mb": 1024 * 1024,
+		"g": 1000 * 1000 * 1000, "gb": 1024 * 1024 * 1024}[strings.ToLower(v[i:])]
+	if mul == 0 {
+		return 0, false
+	}
+	n := uint64(0)
+	if i > 0 {
+		var err error
+		if n, err = strconv.ParseUint(v[:i], 10, 64); err != nil {
+			return 0, false
+		}
+	}
+	if n > math.MaxInt64/mul {
+		return 0, false
+	}
+	return int64(n * mul), true
+}
+
+const sizeMax = math.MaxInt64 // Redis's size_t configs allow 0..LONG_MAX
 
 // aliases maps Redis's old parameter names to the current ones.
 var aliases = map[string]string{
@@ -114,14 +154,14 @@ func (s *Server) params() map[string]param {
 		{name: "unixsocket", get: func(s *Server) string { return s.cfg.UnixSocket }},
 		{name: "requirepass", get: func(s *Server) string { return s.password() },
 			set: func(s *Server, v string) error { s.setPassword(v); return nil }},
-		stored("zset-max-listpack-entries", "128"),
-		stored("zset-max-listpack-value", "64"),
-		stored("hash-max-listpack-entries", "128"),
-		stored("hash-max-listpack-value", "64"),
-		stored("set-max-intset-entries", "512"),
-		stored("set-max-listpack-entries", "128"),
-		stored("set-max-listpack-value", "64"),
-		stored("list-max-listpack-size", "-2"),
+		numeric("zset-max-listpack-entries", "128", 0, sizeMax, false),
+		numeric("zset-max-listpack-value", "64", 0, sizeMax, true),
+		numeric("hash-max-listpack-entries", "512", 0, sizeMax, false),
+		numeric("hash-max-listpack-value", "64", 0, sizeMax, true),
+		numeric("set-max-intset-entries", "512", 0, sizeMax, false),
+		numeric("set-max-listpack-entries", "128", 0, sizeMax, false),
+		numeric("set-max-listpack-value", "64", 0, sizeMax, false),
+		numeric("list-max-listpack-size", "-2", math.MinInt32, math.MaxInt32, false),
 	}
 	m := make(map[string]param, len(ps)+len(s.cfg.Settings))
 	for _, p := range ps {
@@ -232,6 +272,7 @@ func configSet(c *client, args [][]byte) {
 	}
 	ps := c.s.params()
 	var chosen []param
+	given := map[string]bool{}
 	for i := 0; i < len(args); i += 2 {
 		p, ok := lookupParam(ps, string(args[i]))
 		if !ok {
@@ -242,11 +283,13 @@ func configSet(c *client, args [][]byte) {
 			c.replyError(command.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", args[i]))
 			return
 		}
-		for _, q := range chosen {
-			if q.name == p.name {
-				c.replyError(command.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", args[i]))
-				return
-			}
+		// A name given twice is an error; a name and its alias are not
+		// (Redis keeps them as two entries), the later one wins.
+		if name := strings.ToLower(string(args[i])); given[name] {
+			c.replyError(command.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - duplicate parameter", args[i]))
+			return
+		} else {
+			given[name] = true
 		}
 		chosen = append(chosen, p)
 	}
@@ -258,7 +301,7 @@ func configSet(c *client, args [][]byte) {
 			for j := i - 1; j >= 0; j-- {
 				chosen[j].set(c.s, old[j])
 			}
-			c.replyError(command.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", p.name, err))
+			c.replyError(command.Errorf("ERR CONFIG SET failed (possibly related to argument '%s') - %s", strings.ToLower(string(args[2*i])), err))
 			return
 		}
 	}

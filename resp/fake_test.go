@@ -149,5 +149,4 @@ func (c *conn) read() string {
 	return out.String()
 }
 
-
 func itoa(i int) string { return strconv.Itoa(i) }
