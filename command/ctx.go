@@ -19,7 +19,9 @@ type Ctx struct {
 	// members, so clients blocked on it can be served.
 	Ready func(db int, key []byte)
 	// Rand returns random numbers for commands that choose (ZRANDMEMBER,
-	// RANDOMKEY). Reads only: writes never use it.
+	// RANDOMKEY) on the read path. On the apply path (inside MULTI) it is
+	// nil and the choice comes from a generator seeded by the log index,
+	// so every node answers alike.
 	Rand func() uint64
 }
 

@@ -11,4 +11,13 @@
 // waiting for one another, so one round of log replication serves them
 // all; a read waits for the writes before it (a connection reads its own
 // writes), and all replies go out in order.
+//
+// Framing (framer.go): every connection's bytes pass through framedConn,
+// which parses requests with Redis's own rules and error texts before
+// redcon sees them; canonical requests pass through in place.
+//
+// Blocking pops (blocking.go): a BZPOPMIN that finds nothing waits here,
+// in a first-come first-served registry the state machine's Ready hook
+// feeds, and proposes its command again when a key it waits on gets
+// members: the pop it receives is decided by one log entry.
 package resp
