@@ -147,6 +147,22 @@ var scenarios = []struct {
 		e.note("store %q", e.do(ctl, "ZUNIONSTORE", "dst3", "1", "s1", "WEIGHTS", "3"))
 		e.note("got %q", e.read(w))
 	}},
+	{"CLIENT UNBLOCK", func(e *scenarioEnv) {
+		ctl, w := e.conn(), e.conn()
+		id := strings.TrimSpace(e.do(w, "CLIENT", "ID")[1:])
+		e.note("not blocked %q", e.do(ctl, "CLIENT", "UNBLOCK", id))
+		e.send(w, "BZPOPMIN", "q", "0")
+		e.waitBlocked(ctl, 1)
+		e.note("bad reason %q", e.do(ctl, "CLIENT", "UNBLOCK", id, "NOW"))
+		e.note("bad id %q", e.do(ctl, "CLIENT", "UNBLOCK", "x"))
+		e.note("timeout %q", e.do(ctl, "CLIENT", "UNBLOCK", id, "TIMEOUT"))
+		e.note("waiter %q", e.read(w))
+		e.send(w, "BZMPOP", "0", "1", "q", "MIN")
+		e.waitBlocked(ctl, 1)
+		e.note("error %q", e.do(ctl, "CLIENT", "UNBLOCK", id, "error"))
+		e.note("waiter %q", e.read(w))
+		e.note("after %q", e.do(w, "PING"))
+	}},
 	{"timeout", func(e *scenarioEnv) {
 		w := e.conn()
 		start := time.Now()

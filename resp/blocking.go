@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"container/list"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,24 +35,30 @@ type blockKey struct {
 }
 
 type waiter struct {
+	id    int64         // the blocked connection's client ID
 	wake  chan struct{} // buffered: a wake-up is never lost
 	keys  []blockKey
 	elems []*list.Element
+	// unblock receives CLIENT UNBLOCK's reason: true for ERROR.
+	unblock chan bool
 }
 
 type blockRegistry struct {
 	mu     sync.Mutex
 	queues map[blockKey]*list.List
+	byID   map[int64]*waiter
 	count  atomic.Int64 // connections blocked, for INFO
 }
 
-func (r *blockRegistry) add(db int, keys [][]byte) *waiter {
-	w := &waiter{wake: make(chan struct{}, 1)}
+func (r *blockRegistry) add(id int64, db int, keys [][]byte) *waiter {
+	w := &waiter{id: id, wake: make(chan struct{}, 1), unblock: make(chan bool, 1)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.queues == nil {
 		r.queues = map[blockKey]*list.List{}
+		r.byID = map[int64]*waiter{}
 	}
+	r.byID[id] = w
 	seen := map[string]bool{}
 	for _, k := range keys {
 		if seen[string(k)] {
@@ -75,6 +82,7 @@ func (r *blockRegistry) add(db int, keys [][]byte) *waiter {
 func (r *blockRegistry) remove(w *waiter) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	delete(r.byID, w.id)
 	for i, bk := range w.keys {
 		q := r.queues[bk]
 		q.Remove(w.elems[i])
@@ -97,6 +105,22 @@ func (r *blockRegistry) ready(db int, key []byte) {
 	r.mu.Unlock()
 }
 
+// unblock ends client id's wait as CLIENT UNBLOCK asks: as a timeout, or
+// with an error. It reports whether the client was blocked.
+func (r *blockRegistry) unblock(id int64, withError bool) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w, ok := r.byID[id]
+	if !ok {
+		return false
+	}
+	select {
+	case w.unblock <- withError:
+	default: // already being unblocked
+	}
+	return true
+}
+
 // wakeAll wakes every waiter (after a snapshot is installed, when any key
 // may have changed without a Ready call).
 func (r *blockRegistry) wakeAll() {
@@ -114,6 +138,33 @@ func signal(w *waiter) {
 	case w.wake <- struct{}{}:
 	default:
 	}
+}
+
+var errUnblocked = command.Errorf("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+
+// cmdClientUnblock is CLIENT UNBLOCK id [TIMEOUT|ERROR].
+func cmdClientUnblock(c *client, argv [][]byte) {
+	withError := false
+	if len(argv) == 4 {
+		switch strings.ToLower(string(argv[3])) {
+		case "timeout":
+		case "error":
+			withError = true
+		default:
+			c.replyError(command.Errorf("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"))
+			return
+		}
+	}
+	id, ok := command.ParseInt(argv[2])
+	if !ok {
+		c.replyError(command.ErrNotInteger)
+		return
+	}
+	n := int64(0)
+	if c.s.blocked.unblock(id, withError) {
+		n = 1
+	}
+	c.reply(func(w *command.Writer) { w.Int(n) })
 }
 
 // isNullArray reports whether a reply is the null array a blocking pop
@@ -141,7 +192,7 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 	}
 	// Wait in line before the first attempt, so a write landing between
 	// the attempt and the wait cannot be missed.
-	w := c.s.blocked.add(c.db, spec.Keys(argv))
+	w := c.s.blocked.add(c.id, c.db, spec.Keys(argv))
 	defer c.s.blocked.remove(w)
 	var expired <-chan time.Time
 	if timeout > 0 {
@@ -169,6 +220,13 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 		case <-w.wake:
 		case <-expired:
 			c.reply(func(w *command.Writer) { w.NullArray() })
+			return
+		case withError := <-w.unblock:
+			if withError {
+				c.replyError(errUnblocked)
+			} else {
+				c.reply(func(w *command.Writer) { w.NullArray() })
+			}
 			return
 		case <-gone:
 			return

@@ -65,6 +65,8 @@ func cmdClient(c *client, argv [][]byte) {
 			return
 		}
 		ok()
+	case sub == "unblock" && (n == 3 || n == 4):
+		cmdClientUnblock(c, argv)
 	case sub == "help" && n == 2:
 		c.reply(func(w *command.Writer) {
 			command.WriteHelp(w, argv[0], []string{
@@ -74,6 +76,7 @@ func cmdClient(c *client, argv [][]byte) {
 				"LIST [TYPE normal|master|replica|pubsub] [ID <id> [<id> ...]]", "    Return information about client connections.",
 				"SETINFO <option> <value>", "    Set client meta attr. Options are: LIB-NAME, LIB-VER.",
 				"SETNAME <name>", "    Assign the name <name> to the current connection.",
+				"UNBLOCK <clientid> [TIMEOUT|ERROR]", "    Unblock the specified blocked client.",
 			})
 		})
 	default:

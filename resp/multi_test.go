@@ -112,9 +112,9 @@ func TestConfig(t *testing.T) {
 // next is woken when the first leaves.
 func TestBlockRegistryOrder(t *testing.T) {
 	var r blockRegistry
-	w1 := r.add(0, [][]byte{[]byte("k"), []byte("other")})
-	w2 := r.add(0, [][]byte{[]byte("k")})
-	w3 := r.add(1, [][]byte{[]byte("k")})
+	w1 := r.add(1, 0, [][]byte{[]byte("k"), []byte("other")})
+	w2 := r.add(2, 0, [][]byte{[]byte("k")})
+	w3 := r.add(3, 1, [][]byte{[]byte("k")})
 	woken := func(w *waiter) bool {
 		select {
 		case <-w.wake:
