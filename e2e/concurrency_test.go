@@ -163,6 +163,13 @@ var scenarios = []struct {
 		e.note("waiter %q", e.read(w))
 		e.note("after %q", e.do(w, "PING"))
 	}},
+	{"a timeout of centuries waits", func(e *scenarioEnv) {
+		ctl, w := e.conn(), e.conn()
+		e.send(w, "BZPOPMIN", "q", "1e12")
+		e.waitBlocked(ctl, 1)
+		e.note("zadd %q", e.do(ctl, "ZADD", "q", "1", "a"))
+		e.note("got %q", e.read(w))
+	}},
 	{"timeout", func(e *scenarioEnv) {
 		w := e.conn()
 		start := time.Now()

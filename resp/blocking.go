@@ -3,6 +3,7 @@ package resp
 import (
 	"bytes"
 	"container/list"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -195,7 +196,8 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 	w := c.s.blocked.add(c.id, c.db, spec.Keys(argv))
 	defer c.s.blocked.remove(w)
 	var expired <-chan time.Time
-	if timeout > 0 {
+	// A timeout beyond what a Duration holds (about 292 years) is forever.
+	if timeout > 0 && timeout <= math.MaxInt64/int64(time.Millisecond) {
 		t := time.NewTimer(time.Duration(timeout) * time.Millisecond)
 		defer t.Stop()
 		expired = t.C
