@@ -190,6 +190,22 @@ var scenarios = []struct {
 		e.do(c, "BZPOPMIN", "empty", "full", "0")
 		e.note("exec %q", e.do(c, "EXEC"))
 	}},
+	{"connection and server commands inside a transaction", func(e *scenarioEnv) {
+		c := e.conn()
+		for _, argv := range [][]string{
+			{"MULTI"}, {"CLIENT", "SETNAME", "tx"}, {"ZADD", "e", "1", "a"}, {"CLIENT", "GETNAME"},
+			{"CONFIG", "GET", "databases"}, {"CONFIG", "SET", "databases", "4"}, {"ZCARD", "e"},
+		} {
+			e.note("%v %q", argv, e.do(c, argv...))
+		}
+		e.note("exec %q", e.do(c, "EXEC"))
+		for _, argv := range [][]string{
+			{"MULTI"}, {"CONFIG", "NOPE"}, {"CLIENT", "SETNAME"}, {"COMMAND", "COUNT", "x"}, {"ZADD", "e", "2", "b"},
+		} {
+			e.note("%v %q", argv, e.do(c, argv...))
+		}
+		e.note("exec %q", e.do(c, "EXEC"))
+	}},
 	{"a disconnected waiter takes nothing", func(e *scenarioEnv) {
 		ctl, w := e.conn(), e.conn()
 		e.send(w, "BZPOPMIN", "q", "0")

@@ -30,7 +30,10 @@ type client struct {
 	lastTime atomic.Int64
 
 	multi *multiState // non-nil between MULTI and EXEC/DISCARD
-	watch watchState
+	// capture, while non-nil, collects replies instead of sending them
+	// (EXEC splicing the replies of commands the edge runs).
+	capture []byte
+	watch   watchState
 
 	w       command.Writer
 	pending []func() (raftfsm.Result, error)
@@ -78,7 +81,13 @@ func (c *client) writer() *command.Writer {
 }
 
 // flush writes what the writer holds to the connection.
-func (c *client) flush() { c.conn.WriteRaw(c.w.Bytes()) }
+func (c *client) flush() {
+	if c.capture != nil {
+		c.capture = append(c.capture, c.w.Bytes()...)
+		return
+	}
+	c.conn.WriteRaw(c.w.Bytes())
+}
 
 // reply writes a one-off reply built by fn.
 func (c *client) reply(fn func(w *command.Writer)) {

@@ -186,17 +186,8 @@ func lookupParam(ps map[string]param, name string) (param, bool) {
 var configSubs = map[string]int{"get": -3, "set": -4, "resetstat": 2, "rewrite": 2, "help": 2}
 
 func cmdConfig(c *client, argv [][]byte) {
-	sub := strings.ToLower(string(argv[1]))
-	arity, ok := configSubs[sub]
-	if !ok {
-		c.replyError(command.UnknownSubcommandError(argv))
-		return
-	}
-	if !checkArity(arity, len(argv)) {
-		c.replyError(command.ArityError("config|" + sub))
-		return
-	}
-	switch sub {
+	// The subcommand and its arity were checked before (connCommand.sub).
+	switch strings.ToLower(string(argv[1])) {
 	case "get":
 		configGet(c, argv[2:])
 	case "set":

@@ -14,14 +14,18 @@ type connCommand struct {
 	// noAuth: allowed before AUTH.
 	noAuth bool
 	// inMulti says what happens inside MULTI: runNow (the transaction
-	// commands themselves), queue (the state machine runs it at EXEC), or
-	// refuse.
+	// commands themselves), queue (the state machine runs it at EXEC),
+	// atExec (the edge runs it at EXEC), or refuse.
 	inMulti multiMode
 	flags   command.Flags
 	group   string
 	// async: the command queues its reply behind the writes in flight
 	// instead of waiting for them (forwarded entries, pipelined).
 	async bool
+	// sub, for container commands, gives each subcommand's arity
+	// (counting the command name), checked before the command runs or is
+	// queued, as Redis checks them.
+	sub map[string]int
 }
 
 type multiMode uint8
@@ -29,7 +33,8 @@ type multiMode uint8
 const (
 	refuse multiMode = iota
 	runNow
-	queue
+	queue  // the state machine runs it at EXEC
+	atExec // the edge runs it once EXEC's entry is applied (see cmdExec)
 )
 
 var connCommands = map[string]*connCommand{}
@@ -41,20 +46,20 @@ func init() {
 		{name: "select", arity: 2, run: cmdSelect, inMulti: queue, flags: command.Fast, group: "connection"},
 		{name: "quit", arity: -1, run: cmdQuit, noAuth: true, inMulti: runNow, flags: command.Fast, group: "connection"},
 		{name: "hello", arity: -1, run: cmdHello, noAuth: true, flags: command.Fast, group: "connection"},
-		{name: "auth", arity: -2, run: cmdAuth, noAuth: true, flags: command.Fast, group: "connection"},
-		{name: "client", arity: -2, run: cmdClient, group: "connection"},
+		{name: "auth", arity: -2, run: cmdAuth, inMulti: atExec, noAuth: true, flags: command.Fast, group: "connection"},
+		{name: "client", arity: -2, run: cmdClient, inMulti: atExec, group: "connection"},
 		{name: "multi", arity: 1, run: cmdMulti, inMulti: runNow, flags: command.Fast, group: "transactions"},
 		{name: "exec", arity: 1, run: cmdExec, inMulti: runNow, group: "transactions"},
 		{name: "discard", arity: 1, run: cmdDiscard, inMulti: runNow, flags: command.Fast, group: "transactions"},
 		{name: "watch", arity: -2, run: cmdWatch, inMulti: runNow, flags: command.Fast, group: "transactions"},
 		{name: "unwatch", arity: 1, run: cmdUnwatch, inMulti: queue, flags: command.Fast, group: "transactions"},
-		{name: "info", arity: -1, run: cmdInfo, group: "server"},
-		{name: "command", arity: -1, run: cmdCommand, group: "server"},
-		{name: "config", arity: -2, run: cmdConfig, group: "server"},
-		{name: "readonly", arity: 1, run: cmdReadonly, flags: command.Fast, group: "cluster"},
-		{name: "readwrite", arity: 1, run: cmdReadwrite, flags: command.Fast, group: "cluster"},
-		{name: "role", arity: 1, run: cmdRole, flags: command.Fast, group: "server"},
-		{name: "cluster", arity: -2, run: cmdCluster, group: "cluster"},
+		{name: "info", arity: -1, run: cmdInfo, inMulti: atExec, group: "server"},
+		{name: "command", arity: -1, run: cmdCommand, inMulti: atExec, group: "server"},
+		{name: "config", arity: -2, run: cmdConfig, inMulti: atExec, group: "server"},
+		{name: "readonly", arity: 1, run: cmdReadonly, inMulti: atExec, flags: command.Fast, group: "cluster"},
+		{name: "readwrite", arity: 1, run: cmdReadwrite, inMulti: atExec, flags: command.Fast, group: "cluster"},
+		{name: "role", arity: 1, run: cmdRole, inMulti: atExec, flags: command.Fast, group: "server"},
+		{name: "cluster", arity: -2, run: cmdCluster, inMulti: atExec, group: "cluster"},
 		{name: "goblin", arity: -2, run: cmdGoblin, flags: command.Admin, group: "server"},
 		{name: "goblin.apply", arity: 2, run: cmdGoblinApply, async: true, flags: command.Write, group: "cluster"},
 		{name: "goblin.readindex", arity: 1, run: cmdGoblinReadIndex, group: "cluster"},
@@ -62,6 +67,28 @@ func init() {
 	} {
 		connCommands[cc.name] = cc
 	}
+	connCommands["client"].sub = map[string]int{"id": 2, "getname": 2, "setname": 3, "setinfo": 4, "info": 2, "list": -2,
+		"no-evict": 3, "no-touch": 3, "reply": 3, "unblock": -3, "help": 2}
+	connCommands["command"].sub = map[string]int{"count": 2, "docs": -2, "getkeys": -3, "info": -2, "list": -2}
+	connCommands["config"].sub = configSubs
+}
+
+// checkSub checks a container command's subcommand and its arity with
+// Redis's error texts (nil for other commands, and for a container
+// command called without a subcommand).
+func (cc *connCommand) checkSub(argv [][]byte) error {
+	if cc.sub == nil || len(argv) < 2 {
+		return nil
+	}
+	sub := strings.ToLower(string(argv[1]))
+	arity, ok := cc.sub[sub]
+	if !ok {
+		return command.UnknownSubcommandError(argv)
+	}
+	if !checkArity(arity, len(argv)) {
+		return command.ArityError(cc.name + "|" + sub)
+	}
+	return nil
 }
 
 func lookupConnCommand(name []byte) *connCommand {

@@ -89,12 +89,18 @@ func (c *client) execute(argv [][]byte) {
 			return
 		}
 	}
+	if cc != nil {
+		if err := cc.checkSub(argv); err != nil {
+			c.reject(cc, err)
+			return
+		}
+	}
 	c.s.countCommand(fullname)
 
 	if c.multi != nil {
 		c.drain()
 		switch {
-		case cc == nil || cc.inMulti == queue:
+		case cc == nil || cc.inMulti == queue || cc.inMulti == atExec:
 			c.queue(argv, spec, cc)
 			return
 		case cc.inMulti == refuse:

@@ -1,6 +1,9 @@
 package resp
 
 import (
+	"bytes"
+	"strconv"
+
 	"github.com/goblindb/goblin/command"
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/raftfsm"
@@ -9,8 +12,11 @@ import (
 // multiState is a transaction being queued.
 type multiState struct {
 	commands []raftfsm.Command
-	dirty    bool // a queued command was rejected: EXEC aborts
-	db       int  // the database the next queued command runs in
+	// edge[i] is the connection command to run at the edge for
+	// commands[i], nil for a command of the state machine.
+	edge  []*connCommand
+	dirty bool // a queued command was rejected: EXEC aborts
+	db    int  // the database the next queued command runs in
 }
 
 // watchState is what WATCH recorded: each key with the log index the
@@ -44,6 +50,11 @@ func (c *client) queue(argv [][]byte, spec *command.Spec, cc *connCommand) {
 		return
 	}
 	c.multi.commands = append(c.multi.commands, raftfsm.Command{DB: c.multi.db, Argv: copyArgv(argv)})
+	var edge *connCommand
+	if cc != nil && cc.inMulti == atExec {
+		edge = cc
+	}
+	c.multi.edge = append(c.multi.edge, edge)
 	if cc != nil && cc.name == "select" {
 		if db, err := command.ParseDB(argv[1]); err == nil {
 			c.multi.db = db
@@ -84,19 +95,78 @@ func cmdExec(c *client, argv [][]byte) {
 		c.replyError(command.Errorf("EXECABORT Transaction discarded because of previous errors."))
 		return
 	}
-	e := c.entry(raftfsm.OpMulti, m.commands)
+	// The state machine runs the data commands as one entry; the edge runs
+	// the connection and server commands queued among them once it is
+	// applied, and their replies take their places in EXEC's reply.
+	data := make([]raftfsm.Command, 0, len(m.commands))
+	for i, cmd := range m.commands {
+		if m.edge[i] == nil {
+			data = append(data, cmd)
+		}
+	}
+	e := c.entry(raftfsm.OpMulti, data)
 	e.Watched = watch.keys
 	res, err := c.s.backend.Propose(e)()
 	if err != nil {
 		c.replyError(translate(err))
 		return
 	}
-	c.conn.WriteRaw(res.Reply)
 	// A transaction that ran leaves the connection in its last SELECTed
 	// database; one aborted by WATCH replied with a null array and did not.
-	if len(res.Reply) > 0 && res.Reply[0] == '*' && string(res.Reply[:2]) != "*-" {
+	ran := len(res.Reply) > 1 && res.Reply[0] == '*' && res.Reply[1] != '-'
+	if ran {
 		c.db = m.db
 	}
+	if !ran || len(data) == len(m.commands) {
+		c.conn.WriteRaw(res.Reply)
+		return
+	}
+	c.conn.WriteRaw(spliceExec(c, m, res.Reply))
+}
+
+// spliceExec builds EXEC's reply from the state machine's array of data
+// command replies and the replies of the edge commands, run now, in the
+// order the commands were queued.
+func spliceExec(c *client, m *multiState, reply []byte) []byte {
+	rest := reply[bytes.IndexByte(reply, '\n')+1:]
+	out := []byte("*" + strconv.Itoa(len(m.commands)) + "\r\n")
+	for i, cmd := range m.commands {
+		cc := m.edge[i]
+		if cc == nil {
+			n := replyLen(rest)
+			out = append(out, rest[:n]...)
+			rest = rest[n:]
+			continue
+		}
+		c.capture = out
+		cc.run(c, cmd.Argv)
+		out, c.capture = c.capture, nil
+	}
+	return out
+}
+
+// replyLen returns the length of the first RESP value in b, which holds
+// whole values (a reply the state machine wrote).
+func replyLen(b []byte) int {
+	nl := bytes.IndexByte(b, '\n') + 1
+	n, _ := strconv.Atoi(string(b[1 : nl-2]))
+	switch b[0] {
+	case '$', '=', '!':
+		if n < 0 {
+			return nl
+		}
+		return nl + n + 2
+	case '*', '~', '>', '%', '|':
+		if b[0] == '%' || b[0] == '|' {
+			n *= 2
+		}
+		at := nl
+		for ; n > 0; n-- {
+			at += replyLen(b[at:])
+		}
+		return at
+	}
+	return nl
 }
 
 func cmdWatch(c *client, argv [][]byte) {

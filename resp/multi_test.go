@@ -26,8 +26,28 @@ func TestTransactionRules(t *testing.T) {
 		{[]string{"OBJECT", "ENCODING"}, "-ERR wrong number of arguments for 'object|encoding' command\r\n"},
 		{[]string{"EXEC"}, abort},
 		{[]string{"MULTI"}, "+OK\r\n"},
-		{[]string{"INFO"}, "-ERR Command not allowed inside a transaction\r\n"},
+		{[]string{"HELLO", "3"}, "-ERR Command not allowed inside a transaction\r\n"},
 		{[]string{"EXEC"}, abort},
+		// Connection and server commands are queued; the edge runs them
+		// after the state machine, their replies in their places.
+		{[]string{"MULTI"}, "+OK\r\n"},
+		{[]string{"CLIENT", "SETNAME", "tx"}, "+QUEUED\r\n"},
+		{[]string{"ZADD", "e", "1", "a"}, "+QUEUED\r\n"},
+		{[]string{"CLIENT", "GETNAME"}, "+QUEUED\r\n"},
+		{[]string{"ZADD", "e", "2", "b", "3", "c"}, "+QUEUED\r\n"},
+		{[]string{"CONFIG", "GET", "databases"}, "+QUEUED\r\n"},
+		{[]string{"CONFIG", "SET", "maxmemory", "1"}, "+QUEUED\r\n"},
+		{[]string{"ZRANGE", "e", "0", "-1"}, "+QUEUED\r\n"},
+		{[]string{"EXEC"}, "*7\r\n+OK\r\n:1\r\n$2\r\ntx\r\n:2\r\n*2\r\n$9\r\ndatabases\r\n$2\r\n16\r\n" +
+			"-ERR CONFIG SET failed (possibly related to argument 'maxmemory') - can't set immutable config\r\n*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n"},
+		// Their subcommands and arities are checked when queued.
+		{[]string{"MULTI"}, "+OK\r\n"},
+		{[]string{"CONFIG", "NOPE"}, "-ERR unknown subcommand 'NOPE'. Try CONFIG HELP.\r\n"},
+		{[]string{"EXEC"}, abort},
+		{[]string{"MULTI"}, "+OK\r\n"},
+		{[]string{"CLIENT", "SETNAME"}, "-ERR wrong number of arguments for 'client|setname' command\r\n"},
+		{[]string{"EXEC"}, abort},
+		{[]string{"CLIENT", "SETNAME"}, "-ERR wrong number of arguments for 'client|setname' command\r\n"},
 		// Argument errors are not queuing errors: they answer inside EXEC.
 		{[]string{"MULTI"}, "+OK\r\n"},
 		{[]string{"ZADD", "k", "x", "a"}, "+QUEUED\r\n"},
