@@ -72,17 +72,23 @@ func (s *Spec) CheckArity(argc int) bool {
 
 // CheckSub checks a container command's subcommand and its arity, with
 // Redis's error texts; nil for other commands.
-func (s *Spec) CheckSub(argv [][]byte) error {
-	if s.Sub == nil || len(argv) < 2 {
+func (s *Spec) CheckSub(argv [][]byte) error { return CheckSubcommand(s.Name, s.Sub, argv) }
+
+// CheckSubcommand checks argv's subcommand against subs (name to arity,
+// counting the command name) as Redis does before running a container
+// command: an unknown subcommand or a wrong arity is an error. It is nil
+// when subs is nil or argv has no subcommand.
+func CheckSubcommand(name string, subs map[string]int, argv [][]byte) error {
+	if subs == nil || len(argv) < 2 {
 		return nil
 	}
 	sub := strings.ToLower(string(argv[1]))
-	arity, ok := s.Sub[sub]
+	arity, ok := subs[sub]
 	if !ok {
 		return UnknownSubcommandError(argv)
 	}
 	if (arity > 0 && len(argv) != arity) || (arity < 0 && len(argv) < -arity) {
-		return ArityError(s.Name + "|" + sub)
+		return ArityError(name + "|" + sub)
 	}
 	return nil
 }

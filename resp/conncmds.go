@@ -73,22 +73,9 @@ func init() {
 	connCommands["config"].sub = configSubs
 }
 
-// checkSub checks a container command's subcommand and its arity with
-// Redis's error texts (nil for other commands, and for a container
-// command called without a subcommand).
+// checkSub checks a container command's subcommand and its arity.
 func (cc *connCommand) checkSub(argv [][]byte) error {
-	if cc.sub == nil || len(argv) < 2 {
-		return nil
-	}
-	sub := strings.ToLower(string(argv[1]))
-	arity, ok := cc.sub[sub]
-	if !ok {
-		return command.UnknownSubcommandError(argv)
-	}
-	if !checkArity(arity, len(argv)) {
-		return command.ArityError(cc.name + "|" + sub)
-	}
-	return nil
+	return command.CheckSubcommand(cc.name, cc.sub, argv)
 }
 
 func lookupConnCommand(name []byte) *connCommand {
