@@ -206,7 +206,7 @@ func thousands(x float64) string {
 	return b.String()
 }
 
-func (rp *report) markdown(w io.Writer) {
+func (rp *report) markdown(w io.Writer, recs []record) {
 	fmt.Fprintf(w, "Throughput in commands per second, median of the repetitions (n = runs per cell); latency p50 / p99 / p99.9 in µs, medians.\n\n")
 	fmt.Fprintf(w, "| workload | clients × pipeline |")
 	for _, e := range rp.engines {
@@ -252,6 +252,7 @@ func (rp *report) markdown(w io.Writer) {
 			}
 		}
 	}
+	rp.states(w, recs)
 	fmt.Fprintf(w, "\nTargets (ratios of medians measured in the same run):\n\n| target | ratio | goal | met |\n|---|---|---|---|\n")
 	for _, t := range targets {
 		r, ok := rp.ratio(t)
@@ -299,9 +300,44 @@ func cmdReport(args []string) error {
 		defer f.Close()
 		out = f
 	}
-	rp.markdown(out)
+	rp.markdown(out, recs)
 	if *png != "" {
 		return rp.chart(*png, *title)
 	}
 	return nil
+}
+
+// states lists, per engine, the final state of every full replay (all
+// repetitions): the same digest everywhere means the engines agree.
+func (rp *report) states(w io.Writer, recs []record) {
+	type key struct{ engine, state string }
+	seen := map[key]int{}
+	var order []key
+	for _, r := range recs {
+		if r.Kind != "run" || r.Workload != "replay-pipelined" || r.State == nil {
+			continue
+		}
+		k := key{r.Engine, fmt.Sprintf("%s | %.0f | %.0f | `%s` | %s", thousands(float64(r.State.Members)), r.State.Sum, r.State.Max, r.State.Digest, r.Verified)}
+		if seen[k] == 0 {
+			order = append(order, k)
+		}
+		seen[k]++
+	}
+	if len(order) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nFinal state after the full replay (sequence `%s`), checked against the generator:\n\n", rp.sequence(recs))
+	fmt.Fprintf(w, "| engine | members | score sum | max | digest | check | runs |\n|---|---|---|---|---|---|---|\n")
+	for _, k := range order {
+		fmt.Fprintf(w, "| %s | %s | %d |\n", k.engine, k.state, seen[k])
+	}
+}
+
+func (rp *report) sequence(recs []record) string {
+	for _, r := range recs {
+		if r.Workload == "replay-pipelined" && r.Sequence != "" {
+			return r.Sequence
+		}
+	}
+	return "?"
 }
