@@ -128,11 +128,11 @@ func (l *Log) recover() error {
 			return err
 		}
 		if len(b) < segHeaderLen || string(b[:8]) != segmentMagic || binary.LittleEndian.Uint64(b[8:]) != base {
-			if !last {
+			if !last || validBatchAfter(b, 0) {
 				return corruptf("segment %s: bad header", path)
 			}
 			// A crash while the segment was being created: it holds
-			// nothing that was acknowledged.
+			// nothing that was acknowledged (no batch follows).
 			l.logf("wal: removing %s: incomplete segment header", path)
 			if err := os.Remove(path); err != nil {
 				return err
