@@ -49,9 +49,19 @@ func (c *Ctx) zset(key []byte) *packed.ZSet {
 // create stores a new empty sorted set under key with the layout the rules
 // give it.
 func (c *Ctx) create(key []byte) *keyspace.Entry {
-	e := &keyspace.Entry{Z: packed.New(c.KS.Rules().LayoutFor(key))}
+	e := &keyspace.Entry{Z: packed.New(c.layoutFor(key))}
 	c.db().Set(key, e, c.Index)
 	return e
+}
+
+// layoutFor is the layout a new set stored under key gets: the one ZCREATE
+// declared for it, else the first packed rule matching its name, else
+// standard.
+func (c *Ctx) layoutFor(key []byte) packed.Layout {
+	if l, ok := c.db().Declared(key); ok {
+		return l
+	}
+	return c.KS.Rules().LayoutFor(key)
 }
 
 // changed records that key's set changed: deletes the key if the set is

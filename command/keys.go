@@ -22,9 +22,12 @@ func noValidation([][]byte) error { return nil }
 func runDel(c *Ctx, argv [][]byte) {
 	n := 0
 	for _, k := range argv[1:] {
-		// An expired key is deleted by the lookup and does not count.
+		// An expired key is deleted by the lookup and does not count; a
+		// key that only has a ZCREATE declaration loses it.
 		if c.lookup(k) != nil && c.db().Delete(k, c.Index) {
 			n++
+		} else {
+			c.db().Undeclare(k)
 		}
 	}
 	c.W.Int(int64(n))

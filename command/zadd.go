@@ -125,7 +125,7 @@ func zadd(c *Ctx, a zaddArgs) {
 	if e != nil {
 		z = e.Z
 	} else {
-		z = packed.New(c.KS.Rules().LayoutFor(a.key))
+		z = packed.New(c.layoutFor(a.key))
 	}
 	for _, m := range a.members {
 		if z.CheckMember(m) != nil {

@@ -229,7 +229,7 @@ func zrangeStore(c *Ctx, dst []byte, z *packed.ZSet, a *zrangeArgs) {
 		c.W.Int(0)
 		return
 	}
-	out := packed.New(c.KS.Rules().LayoutFor(dst))
+	out := packed.New(c.layoutFor(dst))
 	var bad bool
 	z.Range(sel.start, sel.end, sel.rev, func(m []byte, s float64) bool {
 		if _, err := out.Add(m, s, 0); err != nil {

@@ -226,7 +226,7 @@ func runSetOp(c *Ctx, argv [][]byte, f setOpForm) {
 	}
 	layout := packed.Standard
 	if f.store {
-		layout = c.KS.Rules().LayoutFor(a.dst)
+		layout = c.layoutFor(a.dst)
 	}
 	out := packed.New(layout)
 	var addErr error

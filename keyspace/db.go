@@ -2,6 +2,8 @@ package keyspace
 
 import (
 	"github.com/tidwall/btree"
+
+	"github.com/goblindb/goblin/packed"
 )
 
 // DB is one numbered database.
@@ -20,6 +22,10 @@ type DB struct {
 	// expiration (not persisted in snapshots: after a restore such a
 	// deletion counts as any other, which only makes WATCH stricter).
 	expiredDel map[string]struct{}
+	// declared holds the layouts ZCREATE declared for keys that do not
+	// exist yet; creating the key consumes its declaration, deleting the
+	// key name (DEL, FLUSHDB) drops it.
+	declared map[string]packed.Layout
 }
 
 type scanItem struct {
@@ -71,6 +77,7 @@ func newDB() *DB {
 		}, opts),
 		tombstones: map[string]uint64{},
 		expiredDel: map[string]struct{}{},
+		declared:   map[string]packed.Layout{},
 	}
 }
 
@@ -115,6 +122,7 @@ func (d *DB) Set(key []byte, e *Entry, idx uint64) {
 		}
 	} else {
 		d.order.Set(scanItem{scanHash(k), k})
+		delete(d.declared, k)
 	}
 	d.keys[k] = e
 	delete(d.tombstones, k)
@@ -128,6 +136,7 @@ func (d *DB) Set(key []byte, e *Entry, idx uint64) {
 // Delete removes key at log index idx and reports whether it existed.
 func (d *DB) Delete(key []byte, idx uint64) bool {
 	k := string(key)
+	delete(d.declared, k)
 	e, ok := d.keys[k]
 	if !ok {
 		return false
@@ -241,3 +250,15 @@ func (d *DB) RandomKey(r uint64) (string, bool) {
 
 // Peek returns key's entry even if it has expired, or nil.
 func (d *DB) Peek(key []byte) *Entry { return d.keys[string(key)] }
+
+// Declare records the layout key gets when it is next created (ZCREATE).
+func (d *DB) Declare(key []byte, l packed.Layout) { d.declared[string(key)] = l }
+
+// Undeclare drops key's declared layout, if any.
+func (d *DB) Undeclare(key []byte) { delete(d.declared, string(key)) }
+
+// Declared returns the layout declared for key, if any.
+func (d *DB) Declared(key []byte) (packed.Layout, bool) {
+	l, ok := d.declared[string(key)]
+	return l, ok
+}

@@ -12,7 +12,9 @@ import (
 // ErrCorrupt is returned by Decode for data that is not a keyspace.
 var ErrCorrupt = errors.New("keyspace: corrupt snapshot")
 
-const snapshotVersion = 1
+// snapshotVersion 2 added, per database, whether each tombstone was an
+// expiry and the layouts ZCREATE declared. Version 1 is still read.
+const snapshotVersion = 2
 
 // Clone returns a deep copy, for a point-in-time snapshot that can be
 // written while the original keeps changing.
@@ -30,6 +32,12 @@ func (ks *Keyspace) Clone() *Keyspace {
 		}
 		for k, idx := range d.tombstones {
 			nd.tombstones[k] = idx
+		}
+		for k := range d.expiredDel {
+			nd.expiredDel[k] = struct{}{}
+		}
+		for k, l := range d.declared {
+			nd.declared[k] = l
 		}
 		c.dbs[i] = nd
 	}
@@ -79,6 +87,22 @@ func (ks *Keyspace) Encode(w io.Writer) error {
 			tmp = binary.AppendUvarint(tmp, uint64(len(k)))
 			put([]byte(k))
 			tmp = binary.AppendUvarint(tmp, idx)
+			byExpiry := byte(0)
+			if _, ok := d.expiredDel[k]; ok {
+				byExpiry = 1
+			}
+			tmp = append(tmp, byExpiry)
+			if len(tmp) > 1<<15 {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		tmp = binary.AppendUvarint(tmp, uint64(len(d.declared)))
+		for k, l := range d.declared {
+			tmp = binary.AppendUvarint(tmp, uint64(len(k)))
+			put([]byte(k))
+			tmp = append(tmp, byte(l))
 			if len(tmp) > 1<<15 {
 				if err := flush(); err != nil {
 					return err
@@ -116,7 +140,8 @@ func Decode(r *bufio.Reader) (*Keyspace, error) {
 		}
 		return string(b), true
 	}
-	if v, err := r.ReadByte(); err != nil || v != snapshotVersion {
+	version, err := r.ReadByte()
+	if err != nil || version < 1 || version > snapshotVersion {
 		return fail()
 	}
 	var ok bool
@@ -177,6 +202,29 @@ func Decode(r *bufio.Reader) (*Keyspace, error) {
 				return fail()
 			}
 			d.tombstones[k] = idx
+			if version >= 2 {
+				switch b, err := r.ReadByte(); {
+				case err != nil || b > 1:
+					return fail()
+				case b == 1:
+					d.expiredDel[k] = struct{}{}
+				}
+			}
+		}
+		if version < 2 {
+			continue
+		}
+		nd, ok := uv()
+		if !ok {
+			return fail()
+		}
+		for j := uint64(0); j < nd; j++ {
+			k, ok := str()
+			lb, err := r.ReadByte()
+			if !ok || err != nil || !packed.Layout(lb).Valid() {
+				return fail()
+			}
+			d.declared[k] = packed.Layout(lb)
 		}
 	}
 	return ks, nil

@@ -1,0 +1,78 @@
+package keyspace
+
+import (
+	"bufio"
+	"bytes"
+	"reflect"
+	"testing"
+
+	"github.com/goblindb/goblin/packed"
+)
+
+// TestSnapshotKeepsWatchAndDeclarationState: everything EXEC and key
+// creation consult must survive a snapshot, or a node restored from one
+// would decide differently from its peers.
+func TestSnapshotKeepsWatchAndDeclarationState(t *testing.T) {
+	ks := New()
+	ks.SetRules(Rules{{Pattern: "p:*", Layout: packed.Int64Float64}})
+	d := ks.DB(3)
+	z := packed.New(packed.Int32Float32)
+	z.Add([]byte("7"), 1.5, 0)
+	d.Set([]byte("live"), &Entry{Z: z, ExpireAt: 99_000}, 10)
+	z2 := packed.New(packed.Standard)
+	z2.Add([]byte("m"), 2, 0)
+	d.Set([]byte("gone"), &Entry{Z: z2}, 11)
+	d.Delete([]byte("gone"), 12)
+	z3 := packed.New(packed.Standard)
+	z3.Add([]byte("m"), 2, 0)
+	d.Set([]byte("expired"), &Entry{Z: z3, ExpireAt: 5}, 13)
+	d.DeleteExpired([]byte("expired"), 14)
+	d.Declare([]byte("future"), packed.UUIDFloat32)
+
+	for name, src := range map[string]*Keyspace{"original": ks, "clone": ks.Clone()} {
+		var buf bytes.Buffer
+		if err := src.Encode(&buf); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Decode(bufio.NewReader(&buf))
+		if err != nil {
+			t.Fatalf("%s: decode: %v", name, err)
+		}
+		gd := got.DB(3)
+		if !reflect.DeepEqual(gd.tombstones, d.tombstones) {
+			t.Errorf("%s: tombstones %v, want %v", name, gd.tombstones, d.tombstones)
+		}
+		if !reflect.DeepEqual(gd.expiredDel, d.expiredDel) || len(gd.expiredDel) != 1 {
+			t.Errorf("%s: expiry deletions %v, want %v", name, gd.expiredDel, d.expiredDel)
+		}
+		if l, ok := gd.Declared([]byte("future")); !ok || l != packed.UUIDFloat32 {
+			t.Errorf("%s: declared layout %v %v", name, l, ok)
+		}
+		e := gd.Peek([]byte("live"))
+		if e == nil || e.ExpireAt != 99_000 || e.Version != 10 || e.Z.Layout() != packed.Int32Float32 {
+			t.Fatalf("%s: live = %+v", name, e)
+		}
+		if got.Modified(3, []byte("gone")) != ks.Modified(3, []byte("gone")) {
+			t.Errorf("%s: Modified(gone) differs", name)
+		}
+		if !got.Rules().Equal(ks.Rules()) {
+			t.Errorf("%s: rules %v", name, got.Rules())
+		}
+	}
+}
+
+func TestDeclarationConsumedOrDropped(t *testing.T) {
+	d := New().DB(0)
+	d.Declare([]byte("k"), packed.Int32Float64)
+	z := packed.New(packed.Int32Float64)
+	z.Add([]byte("1"), 1, 0)
+	d.Set([]byte("k"), &Entry{Z: z}, 1)
+	if _, ok := d.Declared([]byte("k")); ok {
+		t.Fatal("creating the key did not consume its declaration")
+	}
+	d.Declare([]byte("j"), packed.Int32Float64)
+	d.Undeclare([]byte("j"))
+	if _, ok := d.Declared([]byte("j")); ok {
+		t.Fatal("Undeclare kept the declaration")
+	}
+}
