@@ -22,6 +22,9 @@ func (w *Writer) Bytes() []byte { return w.buf }
 // Len returns the number of bytes written so far.
 func (w *Writer) Len() int { return len(w.buf) }
 
+// Cap returns the capacity of the buffer.
+func (w *Writer) Cap() int { return cap(w.buf) }
+
 // Reset empties the buffer, keeping its memory.
 func (w *Writer) Reset() { w.buf = w.buf[:0] }
 

@@ -280,6 +280,14 @@ func (n *Node) View(fn func(ks *keyspace.Keyspace, now int64)) {
 	fn(ks, n.Now())
 }
 
+// ReadView read-locks the keyspace for a run of reads and returns it with
+// the local clock; the caller calls ks.RUnlock.
+func (n *Node) ReadView() (*keyspace.Keyspace, int64) {
+	ks := n.fsm.KS()
+	ks.RLock()
+	return ks, n.Now()
+}
+
 // Now returns the clock reads and proposals use: Unix milliseconds.
 func (n *Node) Now() int64 { return time.Now().UnixMilli() }
 

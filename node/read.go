@@ -25,9 +25,21 @@ const readyWait = 5 * time.Second
 // the leader it is at most one election timeout stale; on a follower the
 // read is refused with ErrStale unless the leader was heard from within
 // MaxStaleness.
+//
+// It waits at most readyWait, or until ctx ends if sooner. On a single
+// voter that leads, with everything committed applied (a read between
+// writes), it returns at once without allocating.
 func (n *Node) ReadBarrier(ctx context.Context, local bool) error {
 	if n.closed.Load() {
 		return ErrClosed
+	}
+	if n.singleVoter.Load() && n.Ready() && (local || n.fsm.Applied() >= n.raft.CommitIndex()) {
+		return nil
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, readyWait)
+		defer cancel()
 	}
 	if n.peers == nil && !n.IsLeader() {
 		// Without peers only the leader serves: wait for the election

@@ -19,6 +19,9 @@ type Backend interface {
 	ReadBarrier(ctx context.Context, local bool) error
 	// View runs fn with the keyspace read-locked.
 	View(fn func(ks *keyspace.Keyspace, now int64))
+	// ReadView read-locks the keyspace for a run of reads and returns it
+	// with the clock they read at; the caller calls ks.RUnlock.
+	ReadView() (ks *keyspace.Keyspace, now int64)
 	// Now is the clock proposals carry (Unix ms).
 	Now() int64
 	// AppliedIndex is the index of the last entry applied here (WATCH).

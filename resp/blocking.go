@@ -211,10 +211,13 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 			return
 		}
 		if !isNullArray(res.Reply) {
-			c.conn.WriteRaw(res.Reply)
+			c.send(res.Reply)
 			return
 		}
 		if gone == nil && fc != nil {
+			// The replies before this command leave now, as Redis sends
+			// them before a client blocks.
+			c.flushOut()
 			gone = fc.watchClose()
 			defer fc.stopWatch()
 		}

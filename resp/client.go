@@ -1,12 +1,14 @@
 package resp
 
 import (
+	"net"
 	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
 
 	"github.com/goblindb/goblin/command"
+	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -35,13 +37,33 @@ type client struct {
 	capture []byte
 	watch   watchState
 
-	w       command.Writer
+	// nc is the connection's socket, once handle serves it; w holds the
+	// replies of the batch being run, written to nc in one go (flushOut).
+	nc net.Conn
+	w  command.Writer
+	// mark is where the reply being built starts in w.
+	mark int
+	// quit: QUIT ran; the connection closes once its reply is written.
+	quit    bool
 	pending []func() (raftfsm.Result, error)
 	// gathered are the batch's consecutive writes not yet proposed; they
 	// go to the log as one entry (see proposeGathered).
 	gathered []raftfsm.Command
 	barrier  bool // a read barrier was taken for the current batch
-	batch    []redcon.Command
+	// view is the keyspace, read-locked, while a run of consecutive reads
+	// of a batch executes (nil otherwise); viewNow is its clock and
+	// viewRun counts the reads run under it.
+	view    *keyspace.Keyspace
+	viewNow int64
+	viewRun int
+	ctx     command.Ctx // a read's context, reused: no allocation per read
+	// The last command name looked up, and what it resolved to: a
+	// pipeline repeats one command.
+	lastName []byte
+	lastCC   *connCommand
+	lastSpec *command.Spec
+	lastGen  uint64
+	lastCnt  *atomic.Int64
 }
 
 func newClient(s *Server, conn redcon.Conn) *client {
@@ -73,20 +95,41 @@ func doubleFormat(d70 bool) command.DoubleFormat {
 
 func (c *client) close() {}
 
-// writer returns the client's reply writer, emptied, in its protocol.
+// writer returns the client's reply writer, in its protocol, positioned
+// for a new reply.
 func (c *client) writer() *command.Writer {
-	c.w.Reset()
+	c.mark = c.w.Len()
 	c.w.Proto = c.proto
 	return &c.w
 }
 
-// flush writes what the writer holds to the connection.
+// flush ends the reply built since writer: it stays in w, to be sent with
+// the batch's others, unless a capture collects it.
 func (c *client) flush() {
 	if c.capture != nil {
-		c.capture = append(c.capture, c.w.Bytes()...)
-		return
+		c.capture = append(c.capture, c.w.Bytes()[c.mark:]...)
+		c.w.Truncate(c.mark)
 	}
-	c.conn.WriteRaw(c.w.Bytes())
+}
+
+// send queues reply bytes built elsewhere (a write's result).
+func (c *client) send(b []byte) { c.w.Raw(b) }
+
+// maxKeptReplies is the largest reply buffer kept between batches.
+const maxKeptReplies = 256 << 10
+
+// flushOut writes the replies gathered so far to the connection.
+func (c *client) flushOut() error {
+	if c.w.Len() == 0 || c.nc == nil {
+		return nil
+	}
+	_, err := c.nc.Write(c.w.Bytes())
+	if c.w.Cap() > maxKeptReplies {
+		c.w = command.Writer{Proto: c.w.Proto, Format: c.w.Format}
+	}
+	c.w.Reset()
+	c.mark = 0
+	return err
 }
 
 // reply writes a one-off reply built by fn.

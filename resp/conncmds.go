@@ -109,7 +109,7 @@ func cmdEcho(c *client, argv [][]byte) { c.reply(func(w *command.Writer) { w.Bul
 
 func cmdQuit(c *client, argv [][]byte) {
 	c.reply(func(w *command.Writer) { w.OK() })
-	c.conn.Close()
+	c.quit = true // the connection closes once the reply is written
 }
 
 func cmdSelect(c *client, argv [][]byte) {

@@ -1,29 +1,33 @@
 package resp
 
 import (
+	"bytes"
 	"context"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"time"
 
-	"github.com/tidwall/redcon"
-
 	"github.com/goblindb/goblin/command"
-	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
-// readTimeout bounds how long a read waits for its consistency check.
+// readTimeout bounds how long GOBLIN.READINDEX waits.
 const readTimeout = 5 * time.Second
 
-// runBatch executes the commands redcon read in one go, in order.
-func (c *client) runBatch(cmds []redcon.Command) {
+// runBatch executes a batch of requests (those that arrived together), in
+// order.
+func (c *client) runBatch(cmds [][][]byte) {
 	c.barrier = false
-	for _, cmd := range cmds {
-		if len(cmd.Args) == 0 {
+	c.lastTime.Store(time.Now().UnixMilli())
+	for _, argv := range cmds {
+		if c.quit {
+			break // Redis runs nothing after QUIT
+		}
+		if len(argv) == 0 {
 			continue
 		}
-		c.execute(cmd.Args)
+		c.execute(argv)
 	}
 	c.drain()
 }
@@ -31,13 +35,14 @@ func (c *client) runBatch(cmds []redcon.Command) {
 // drain proposes the writes gathered so far, waits for every proposed
 // write, and writes their replies.
 func (c *client) drain() {
+	c.endView()
 	c.proposeGathered()
 	for i, wait := range c.pending {
 		res, err := wait()
 		if err != nil {
 			c.replyError(translate(err))
 		} else {
-			c.conn.WriteRaw(res.Reply)
+			c.send(res.Reply)
 		}
 		c.pending[i] = nil
 	}
@@ -47,22 +52,15 @@ func (c *client) drain() {
 // execute runs one command: connection commands here, data commands
 // through the backend.
 func (c *client) execute(argv [][]byte) {
-	name := argv[0]
-	cc := lookupConnCommand(name)
-	var spec *command.Spec
-	if cc == nil {
-		spec = command.Lookup(name)
-	}
+	cc, spec, cnt := c.lookup(argv[0])
 	fullname := ""
 	switch {
 	case cc != nil:
 		fullname = cc.name
+		c.setLastCmd(&cc.name)
 	case spec != nil:
 		fullname = spec.Name
-	}
-	c.lastTime.Store(time.Now().UnixMilli())
-	if fullname != "" {
-		c.lastCmd.Store(&fullname)
+		c.setLastCmd(&spec.Name)
 	}
 
 	if !c.authed && (cc == nil || !cc.noAuth) {
@@ -95,7 +93,8 @@ func (c *client) execute(argv [][]byte) {
 			return
 		}
 	}
-	c.s.countCommand(fullname)
+	cnt.Add(1)
+	c.s.stats.commands.Add(1)
 
 	if c.multi != nil {
 		c.drain()
@@ -107,6 +106,9 @@ func (c *client) execute(argv [][]byte) {
 			c.reject(cc, errNotAllowed)
 			return
 		}
+	}
+	if cc != nil || spec.Flags&(command.Blocking|command.Write) != 0 {
+		c.endView()
 	}
 	if cc != nil {
 		if cc.async {
@@ -223,32 +225,79 @@ func (c *client) entry(op raftfsm.Op, cmds []raftfsm.Command) *raftfsm.Entry {
 }
 
 // read runs a read command once the batch's writes are applied and a
-// consistency check has passed.
+// consistency check has passed. Consecutive reads of a batch run under one
+// read lock of the keyspace, with one clock (beginView).
 func (c *client) read(spec *command.Spec, argv [][]byte) {
-	c.drain()
-	if err := c.readBarrier(); err != nil {
-		c.replyError(translate(err))
-		return
+	if c.view == nil || c.viewRun >= maxViewRun {
+		c.drain()
+		if err := c.readBarrier(); err != nil {
+			c.replyError(translate(err))
+			return
+		}
+		c.view, c.viewNow = c.s.backend.ReadView()
+		c.viewRun = 0
 	}
-	w := c.writer()
-	c.s.backend.View(func(ks *keyspace.Keyspace, now int64) {
-		ctx := command.Ctx{KS: ks, DB: c.db, Now: now, W: w, Rand: rand.Uint64}
-		spec.Run(&ctx, argv)
-	})
+	c.viewRun++
+	c.ctx = command.Ctx{KS: c.view, DB: c.db, Now: c.viewNow, W: c.writer(), Rand: rand.Uint64}
+	spec.Run(&c.ctx, argv)
 	c.flush()
 }
 
+// setLastCmd records the command for CLIENT LIST; name points into the
+// command table, so storing it allocates nothing.
+func (c *client) setLastCmd(name *string) {
+	if c.lastCmd.Load() != name {
+		c.lastCmd.Store(name)
+	}
+}
+
+// maxViewRun bounds how many reads run under one read lock, so a long
+// pipeline of reads does not hold off the state machine's writes.
+const maxViewRun = 128
+
+// endView releases the read lock of a run of reads, if one is held. Every
+// path that waits, or runs anything but a read, comes here first.
+func (c *client) endView() {
+	if c.view != nil {
+		c.view.RUnlock()
+		c.view = nil
+	}
+}
+
 // readBarrier takes one consistency check per batch: every command in the
-// batch arrived before it started, so it covers them all.
+// batch arrived before it started, so it covers them all. The backend
+// bounds the wait.
 func (c *client) readBarrier() error {
 	if c.barrier {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
-	defer cancel()
-	if err := c.s.backend.ReadBarrier(ctx, c.readonly); err != nil {
+	if err := c.s.backend.ReadBarrier(context.Background(), c.readonly); err != nil {
 		return err
 	}
 	c.barrier = true
 	return nil
+}
+
+// lookup resolves a command name, remembering the last one: a pipeline
+// usually repeats one command. cnt counts the command's calls (INFO).
+func (c *client) lookup(name []byte) (cc *connCommand, spec *command.Spec, cnt *atomic.Int64) {
+	gen := c.s.stats.gen.Load()
+	if c.lastCnt != nil && c.lastGen == gen && bytes.Equal(name, c.lastName) {
+		return c.lastCC, c.lastSpec, c.lastCnt
+	}
+	cc = lookupConnCommand(name)
+	if cc == nil {
+		spec = command.Lookup(name)
+	}
+	switch {
+	case cc != nil:
+		cnt = c.s.commandCounter(cc.name)
+	case spec != nil:
+		cnt = c.s.commandCounter(spec.Name)
+	default:
+		return nil, nil, &c.s.stats.unknown // not remembered
+	}
+	c.lastName = append(c.lastName[:0], name...)
+	c.lastCC, c.lastSpec, c.lastGen, c.lastCnt = cc, spec, gen, cnt
+	return cc, spec, cnt
 }

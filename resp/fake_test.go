@@ -65,6 +65,11 @@ func (f *fakeBackend) View(fn func(ks *keyspace.Keyspace, now int64)) {
 	fn(f.a.KS, f.now)
 }
 
+func (f *fakeBackend) ReadView() (*keyspace.Keyspace, int64) {
+	f.a.KS.RLock()
+	return f.a.KS, f.now
+}
+
 func (f *fakeBackend) Now() int64 { return f.now }
 
 func (f *fakeBackend) AppliedIndex() uint64 {

@@ -55,7 +55,7 @@ func cmdGoblinReadIndex(c *client, argv [][]byte) {
 	defer cancel()
 	index, err := c.s.cluster.ReadIndex(ctx)
 	if err != nil {
-		c.conn.WriteRaw(wireError(err))
+		c.send(wireError(err))
 		return
 	}
 	c.reply(func(w *command.Writer) { w.Int(int64(index)) })
@@ -82,7 +82,7 @@ func cmdGoblinAdmin(c *client, argv [][]byte) {
 		err = command.ErrSyntax
 	}
 	if err != nil {
-		c.conn.WriteRaw(wireError(err))
+		c.send(wireError(err))
 		return
 	}
 	c.reply(func(w *command.Writer) { w.OK() })

@@ -11,12 +11,12 @@ import (
 	"github.com/goblindb/goblin/command"
 )
 
-// framedConn sits between a client's connection and redcon. It reads the
-// client's bytes with Redis's own request parser rules (processInlineBuffer
-// and processMultibulkBuffer) and hands redcon canonical RESP, so that:
+// framedConn is a client's connection and its request parser: the only
+// one. It reads the client's bytes with Redis's own request parser rules
+// (processInlineBuffer and processMultibulkBuffer), so that:
 //
 //   - inline commands are split as Redis splits them (sdssplitargs: quotes,
-//     \xHH escapes) rather than as redcon would;
+//     \xHH escapes);
 //   - framing Redis tolerates is tolerated ("*0", "*-1", any two bytes
 //     after a bulk string's data);
 //   - framing Redis refuses gets Redis's "Protocol error: ..." text, after
@@ -25,32 +25,43 @@ import (
 //     lines, smaller ones before AUTH), so a huge length cannot make the
 //     server buffer without bound.
 //
-// On a protocol error the request being parsed is dropped; once redcon has
-// read every request before it (their replies are then written: redcon
-// flushes before it reads again), framedConn writes the error itself and
-// ends the stream, and redcon closes the connection.
+// readBatch returns every complete request received so far as argument
+// slices pointing into the connection's buffer: no copy, no allocation
+// per request. redcon accepts the connection and runs its first request,
+// which it reads through Read (the request re-encoded as canonical RESP);
+// then the connection is detached from redcon and served from readBatch
+// (Server.handle).
+//
+// On a protocol error the request being parsed is dropped: readBatch
+// returns the requests before it, and on the next call (their replies
+// written) writes the error itself and reports io.EOF.
 //
 // While its client is blocked (BZPOPMIN), the connection's goroutine is
 // not reading; watchClose then reads ahead in the background to notice a
-// disconnect, keeping what it reads for redcon.
+// disconnect, keeping what it reads for the parser.
 type framedConn struct {
 	net.Conn
 	// unauth reports whether the client has not authenticated yet.
 	unauth func() bool
 
-	in       []byte // raw bytes received; in[inPos:] is not parsed yet
-	inPos    int
-	out      []byte // canonical bytes; out[outPos:] is not read by redcon yet
-	outPos   int
+	// in holds the bytes received: in[:req] the requests already returned
+	// (valid until the next readBatch), in[req:pos] the part of the
+	// request being parsed that was parsed, in[pos:] the rest.
+	in       []byte
+	req      int
+	pos      int
+	marks    []int // argument bounds of the request being parsed, relative to req
+	argv     [][]byte
+	cmds     [][][]byte
 	scanned  int  // pending bytes already searched for the current line's end
 	nul      bool // a NUL byte ends the search for the current line's end
-	cmdStart int  // where the request being parsed starts in out
-	partial  bool // redcon has read part of the request being parsed
 	st       frameState
 	args     int64  // arguments left in the current request
 	bulk     int64  // bytes left in the current bulk string's data
-	err      error  // the connection's read error, returned once out is empty
-	protoErr []byte // the protocol error reply to write once out is empty
+	err      error  // the connection's read error, returned once nothing is left
+	protoErr []byte // the protocol error reply to write once the requests before it ran
+
+	first []byte // Read's canonical bytes not yet read
 
 	// Background read-ahead while blocked.
 	mu      sync.Mutex
@@ -76,140 +87,106 @@ const (
 	unauthMultibulkLen = 10
 	unauthBulkLen      = 16384
 	readChunk          = 16 * 1024
+	// keepBuffer is the largest input buffer kept once it is empty.
+	keepBuffer = 64 * 1024
 )
 
 func newFramedConn(c net.Conn) *framedConn {
 	return &framedConn{Conn: c, unauth: func() bool { return false }}
 }
 
-// Read hands redcon canonical RESP.
-//
-// When nothing is buffered, Read reads straight into redcon's buffer and
-// checks the bytes where they are: requests that are already canonical,
-// as every client library sends them, pass through without a copy. From
-// the first byte that is not (an inline command, a header split across
-// reads, anything Redis would reject), the rest goes through parse.
-func (f *framedConn) Read(p []byte) (int, error) {
+// readBatch returns the complete requests received, reading from the
+// connection when none is buffered; before such a read it calls flush
+// (the replies of the requests before are then on their way). The
+// argument slices stay valid until the next call.
+func (f *framedConn) readBatch(flush func() error) ([][][]byte, error) {
 	f.waitReadAhead()
-	if f.outPos == len(f.out) && f.inPos == len(f.in) && f.st != stDead && f.err == nil && len(p) > 0 {
-		n, err := f.Conn.Read(p)
-		if err != nil {
-			f.err = err
-		}
-		k := f.scanInPlace(p[:n])
-		if k < n {
-			f.in, f.inPos = append(f.in[:0], p[k:n]...), 0
-			f.scanned, f.nul = 0, false
-			f.partial = f.st != stStart // redcon gets the request's start
-			f.out, f.outPos, f.cmdStart = f.out[:0], 0, 0
-		}
-		if k > 0 {
-			return k, nil
-		}
-	}
-	for f.outPos == len(f.out) {
-		if f.st != stStart {
-			f.partial = true // the request in progress began in what was read
-		}
-		f.out, f.outPos, f.cmdStart = f.out[:0], 0, 0
+	f.release()
+	for {
 		if f.st == stDead {
+			if flush != nil {
+				flush()
+			}
 			if f.protoErr != nil {
 				f.Conn.Write(f.protoErr)
 				f.protoErr = nil
 			}
-			return 0, io.EOF
+			return nil, io.EOF
 		}
-		f.parse()
-		if len(f.out) > 0 || f.st == stDead {
+		f.parse(-1)
+		if len(f.cmds) > 0 {
+			return f.cmds, nil
+		}
+		if f.st == stDead {
 			continue
 		}
 		if f.err != nil {
-			return 0, f.err
+			return nil, f.err
+		}
+		if flush != nil {
+			if err := flush(); err != nil {
+				return nil, err
+			}
 		}
 		f.fill()
 	}
-	n := copy(p, f.out[f.outPos:])
-	f.outPos += n
+}
+
+// buffered reports whether received bytes wait to be parsed.
+func (f *framedConn) buffered() bool { return f.pos < len(f.in) || f.st == stDead }
+
+// release forgets the requests returned by the last readBatch.
+func (f *framedConn) release() {
+	clear(f.argv) // inline arguments are allocated: let them go
+	f.argv, f.cmds = f.argv[:0], f.cmds[:0]
+	if f.req == 0 {
+		return
+	}
+	if f.req == len(f.in) && cap(f.in) > keepBuffer {
+		f.in, f.req, f.pos = nil, 0, 0
+		return
+	}
+	rest := copy(f.in, f.in[f.req:])
+	f.in, f.pos, f.req = f.in[:rest], f.pos-f.req, 0
+}
+
+// Read hands redcon the next request as canonical RESP; redcon reads the
+// first request of a connection this way, before handle detaches it.
+func (f *framedConn) Read(p []byte) (int, error) {
+	if len(f.first) == 0 {
+		f.waitReadAhead()
+		f.release()
+		for len(f.cmds) == 0 {
+			if f.st == stDead {
+				if f.protoErr != nil {
+					f.Conn.Write(f.protoErr)
+					f.protoErr = nil
+				}
+				return 0, io.EOF
+			}
+			f.parse(1)
+			if len(f.cmds) > 0 || f.st == stDead {
+				continue
+			}
+			if f.err != nil {
+				return 0, f.err
+			}
+			f.fill()
+		}
+		f.first = appendCommand(f.first[:0], f.cmds[0])
+	}
+	n := copy(p, f.first)
+	f.first = f.first[n:]
 	return n, nil
 }
 
-// scanInPlace advances the parser over the canonical requests at the
-// start of b, which redcon may read as they are, and returns how many
-// bytes that is. It stops, leaving the state at a boundary parse can
-// resume from, at the first byte that needs parse.
-func (f *framedConn) scanInPlace(b []byte) int {
-	i := 0
-	for i < len(b) {
-		switch f.st {
-		case stStart:
-			ll, n := canonicalHeader(b[i:], '*')
-			if n == 0 || ll < 1 || ll > maxMultibulkLen || (ll > unauthMultibulkLen && f.unauth()) {
-				return i
-			}
-			f.args, f.st = ll, stBulkLen
-			i += n
-		case stBulkLen:
-			ll, n := canonicalHeader(b[i:], '$')
-			if n == 0 || ll > protoMaxBulkLen || (ll > unauthBulkLen && f.unauth()) {
-				return i
-			}
-			f.bulk, f.st = ll, stBulkData
-			if ll == 0 {
-				f.st = stBulkTail
-			}
-			i += n
-		case stBulkData:
-			k := int(min(f.bulk, int64(len(b)-i)))
-			i += k
-			if f.bulk -= int64(k); f.bulk == 0 {
-				f.st = stBulkTail
-			}
-		case stBulkTail:
-			if len(b)-i < 2 || b[i] != '\r' || b[i+1] != '\n' {
-				return i
-			}
-			i += 2
-			if f.args--; f.args == 0 {
-				f.st = stStart
-			} else {
-				f.st = stBulkLen
-			}
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// canonicalHeader reads a complete "<c><n>\r\n" line with n a canonical
-// non-negative integer; n is 0 when b does not start with one.
-func canonicalHeader(b []byte, c byte) (int64, int) {
-	if len(b) < 4 || b[0] != c {
-		return 0, 0
-	}
-	for i := 1; i < len(b) && i < 22; i++ {
-		if b[i] == '\r' {
-			if i+1 >= len(b) || b[i+1] != '\n' {
-				return 0, 0
-			}
-			v, ok := command.ParseInt(b[1:i])
-			if !ok || v < 0 {
-				return 0, 0
-			}
-			return v, i + 2
-		}
-	}
-	return 0, 0
-}
-
-// pending returns the received bytes not parsed yet.
-func (f *framedConn) pending() []byte { return f.in[f.inPos:] }
-
-// fill reads once from the connection, first compacting f.in.
+// fill reads once from the connection, first moving the request being
+// parsed to the start of the buffer (no request is returned: nothing
+// points into it).
 func (f *framedConn) fill() {
-	rest := copy(f.in, f.in[f.inPos:])
-	f.in, f.inPos = f.in[:rest], 0
-	if cap(f.in)-len(f.in) < readChunk {
+	rest := copy(f.in, f.in[f.req:])
+	f.in, f.pos, f.req = f.in[:rest], f.pos-f.req, 0
+	if cap(f.in)-len(f.in) < readChunk/4 {
 		nb := make([]byte, len(f.in), 2*cap(f.in)+readChunk)
 		copy(nb, f.in)
 		f.in = nb
@@ -221,9 +198,12 @@ func (f *framedConn) fill() {
 	}
 }
 
+// pending returns the received bytes not parsed yet.
+func (f *framedConn) pending() []byte { return f.in[f.pos:] }
+
 // consume drops n parsed bytes.
 func (f *framedConn) consume(n int) {
-	f.inPos += n
+	f.pos += n
 	f.scanned, f.nul = 0, false
 }
 
@@ -249,14 +229,14 @@ func (f *framedConn) findLineEnd(c byte) int {
 	return -1
 }
 
-// parse turns as much of the received bytes as it can into canonical
-// RESP in f.out.
-func (f *framedConn) parse() {
-	for f.inPos < len(f.in) && f.st != stDead {
+// parse parses the received bytes into requests, at most max of them
+// (max < 0: all that are complete).
+func (f *framedConn) parse(max int) {
+	for f.pos < len(f.in) && f.st != stDead && len(f.cmds) != max {
 		in := f.pending()
 		switch f.st {
 		case stStart:
-			f.cmdStart, f.partial = len(f.out), false
+			f.req = f.pos
 			if in[0] == '*' {
 				if !f.multibulkHeader() {
 					return
@@ -270,8 +250,7 @@ func (f *framedConn) parse() {
 			}
 		case stBulkData:
 			k := int(min(f.bulk, int64(len(in))))
-			f.out = append(f.out, in[:k]...)
-			f.consume(k)
+			f.pos += k
 			f.bulk -= int64(k)
 			if f.bulk == 0 {
 				f.st = stBulkTail
@@ -282,15 +261,32 @@ func (f *framedConn) parse() {
 				return
 			}
 			f.consume(2)
-			f.out = append(f.out, '\r', '\n')
 			f.args--
 			if f.args == 0 {
-				f.st = stStart
+				f.complete()
 			} else {
 				f.st = stBulkLen
 			}
 		}
 	}
+	if f.st == stStart {
+		f.req = f.pos // between requests: nothing to keep
+	}
+}
+
+// complete ends the multibulk request being parsed: its arguments become
+// slices of the buffer.
+func (f *framedConn) complete() {
+	at := len(f.argv)
+	base := f.in[f.req:f.pos]
+	for i := 0; i < len(f.marks); i += 2 {
+		s, e := f.marks[i], f.marks[i+1]
+		f.argv = append(f.argv, base[s:e:e])
+	}
+	f.marks = f.marks[:0]
+	f.cmds = append(f.cmds, f.argv[at:len(f.argv):len(f.argv)])
+	f.st = stStart
+	f.req = f.pos
 }
 
 // inline parses one inline request; false when the line is incomplete.
@@ -313,8 +309,11 @@ func (f *framedConn) inline() bool {
 		return false
 	}
 	f.consume(nl + 1)
+	f.req = f.pos
 	if len(args) > 0 {
-		f.appendCommand(args)
+		at := len(f.argv)
+		f.argv = append(f.argv, args...)
+		f.cmds = append(f.cmds, f.argv[at:len(f.argv):len(f.argv)])
 	}
 	return true
 }
@@ -353,11 +352,10 @@ func (f *framedConn) multibulkHeader() bool {
 	}
 	f.consume(cr + 2)
 	if ll <= 0 {
+		f.req = f.pos
 		return true // an empty request: nothing to run
 	}
-	f.out = append(f.out, '*')
-	f.out = strconv.AppendInt(f.out, ll, 10)
-	f.out = append(f.out, '\r', '\n')
+	f.marks = f.marks[:0]
 	f.args = ll
 	f.st = stBulkLen
 	return true
@@ -383,9 +381,8 @@ func (f *framedConn) bulkHeader() bool {
 		return false
 	}
 	f.consume(cr + 2)
-	f.out = append(f.out, '$')
-	f.out = strconv.AppendInt(f.out, ll, 10)
-	f.out = append(f.out, '\r', '\n')
+	start := f.pos - f.req
+	f.marks = append(f.marks, start, start+int(ll))
 	f.bulk = ll
 	f.st = stBulkData
 	if ll == 0 {
@@ -394,31 +391,27 @@ func (f *framedConn) bulkHeader() bool {
 	return true
 }
 
-// appendCommand writes args as a RESP multibulk request.
-func (f *framedConn) appendCommand(args [][]byte) {
-	f.out = append(f.out, '*')
-	f.out = strconv.AppendInt(f.out, int64(len(args)), 10)
-	f.out = append(f.out, '\r', '\n')
+// appendCommand appends args to b as a RESP multibulk request.
+func appendCommand(b []byte, args [][]byte) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(args)), 10)
+	b = append(b, '\r', '\n')
 	for _, a := range args {
-		f.out = append(f.out, '$')
-		f.out = strconv.AppendInt(f.out, int64(len(a)), 10)
-		f.out = append(f.out, '\r', '\n')
-		f.out = append(f.out, a...)
-		f.out = append(f.out, '\r', '\n')
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
 	}
+	return b
 }
 
-// protocolError drops the request being parsed and stops parsing: Read
-// reports msg once redcon has read the requests before it.
+// protocolError drops the request being parsed and stops parsing: the
+// requests before it are returned, then the error is written.
 func (f *framedConn) protocolError(msg string) {
-	cut := f.cmdStart
-	if f.partial || cut < f.outPos {
-		cut = f.outPos // redcon holds the request's start: it never completes
-	}
-	f.out = f.out[:cut]
 	f.protoErr = []byte("-ERR Protocol error: " + msg + "\r\n")
 	f.st = stDead
-	f.in, f.inPos = nil, 0
+	f.marks = f.marks[:0]
 }
 
 // splitArgs is Redis's sdssplitargs over a C string: blanks separate
@@ -549,7 +542,7 @@ func (f *framedConn) watchClose() <-chan struct{} {
 			n, err := f.Conn.Read(buf[:])
 			f.mu.Lock()
 			f.in = append(f.in, buf[:n]...)
-			full := len(f.in)-f.inPos > readAheadMax
+			full := len(f.in)-f.pos > readAheadMax
 			stopping := !f.reading
 			if err != nil && !stopping {
 				f.err = err

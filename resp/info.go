@@ -169,8 +169,12 @@ func infoCommandStats(s *Server, b *strings.Builder) {
 	var names []string
 	counts := map[string]int64{}
 	s.stats.perCommand.Range(func(k, v any) bool {
+		n := v.(interface{ Load() int64 }).Load()
+		if n == 0 { // looked up, but refused before it ran
+			return true
+		}
 		names = append(names, k.(string))
-		counts[k.(string)] = v.(interface{ Load() int64 }).Load()
+		counts[k.(string)] = n
 		return true
 	})
 	sort.Strings(names)

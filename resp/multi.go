@@ -118,10 +118,10 @@ func cmdExec(c *client, argv [][]byte) {
 		c.db = m.db
 	}
 	if !ran || len(data) == len(m.commands) {
-		c.conn.WriteRaw(res.Reply)
+		c.send(res.Reply)
 		return
 	}
-	c.conn.WriteRaw(spliceExec(c, m, res.Reply))
+	c.send(spliceExec(c, m, res.Reply))
 }
 
 // spliceExec builds EXEC's reply from the state machine's array of data

@@ -60,6 +60,10 @@ type stats struct {
 	rejected    atomic.Int64
 	errors      atomic.Int64
 	perCommand  sync.Map // name → *atomic.Int64
+	// gen counts resets: a client's remembered counter is good while it
+	// has not changed.
+	gen     atomic.Uint64
+	unknown atomic.Int64 // calls of unknown commands (not reported)
 }
 
 // NewServer returns a server for backend; call Serve to start it.
@@ -174,25 +178,47 @@ func (s *Server) closedConn(conn redcon.Conn, err error) {
 	if !ok {
 		return
 	}
+	// redcon reports a connection it handed over (Detach) as closed: it
+	// is, once handle returns, which is when redcon reports it.
 	s.mu.Lock()
 	delete(s.clients, c.id)
 	s.mu.Unlock()
 	c.close()
 }
 
+// handle runs a connection's first request, which redcon parsed, then
+// detaches the connection from redcon and serves it here until it ends:
+// framedConn parses the requests (once, in place) and the replies of each
+// batch leave in one write.
 func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	c, ok := conn.Context().(*client)
-	if !ok {
+	fc, fok := conn.NetConn().(*framedConn)
+	if !ok || !fok {
 		conn.WriteError("ERR internal error: connection without state")
 		conn.Close()
 		return
 	}
-	s.active.Add(1)
-	defer s.active.Add(-1)
-	batch := append(c.batch[:0], cmd)
-	batch = append(batch, conn.ReadPipeline()...)
-	c.runBatch(batch)
-	c.batch = batch[:0]
+	conn.Detach()
+	defer fc.Close()
+	c.nc = fc.Conn
+	c.serveBatch([][][]byte{cmd.Args})
+	flush := c.flushOut
+	for !c.quit {
+		cmds, err := fc.readBatch(flush)
+		if err != nil {
+			c.flushOut()
+			return
+		}
+		c.serveBatch(cmds)
+	}
+	c.flushOut()
+}
+
+// serveBatch runs a batch of requests; Close waits for it.
+func (c *client) serveBatch(cmds [][][]byte) {
+	c.s.active.Add(1)
+	defer c.s.active.Add(-1)
+	c.runBatch(cmds)
 }
 
 // password returns the password clients must AUTH with ("" for none).
@@ -209,6 +235,7 @@ func (st *stats) reset() {
 	st.rejected.Store(0)
 	st.errors.Store(0)
 	st.perCommand.Range(func(k, _ any) bool { st.perCommand.Delete(k); return true })
+	st.gen.Add(1)
 }
 
 // clientList returns the connected clients sorted by id.
@@ -223,13 +250,13 @@ func (s *Server) clientList() []*client {
 	return out
 }
 
-func (s *Server) countCommand(name string) {
-	s.stats.commands.Add(1)
+// commandCounter returns the counter of name's calls (INFO commandstats).
+func (s *Server) commandCounter(name string) *atomic.Int64 {
 	v, ok := s.stats.perCommand.Load(name)
 	if !ok {
 		v, _ = s.stats.perCommand.LoadOrStore(name, new(atomic.Int64))
 	}
-	v.(*atomic.Int64).Add(1)
+	return v.(*atomic.Int64)
 }
 
 // gateListener hands redcon the connections of a real listener. Closing
