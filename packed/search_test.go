@@ -11,10 +11,15 @@ func TestSearches(t *testing.T) {
 	r := rand.New(rand.NewPCG(testSeed(t), 4))
 	c := &zcore[int32, float32, float32]{}
 	for range 2000 {
-		n := r.IntN(40)
+		// Short runs with many ties, and long ones that take several
+		// rounds of the counting search.
+		n, sr, mr := r.IntN(40), 5, 9
+		if r.IntN(3) == 0 {
+			n, sr, mr = r.IntN(1200), 1+r.IntN(200), 1+r.IntN(2000)
+		}
 		ss, ks := make([]float32, n), make([]int32, n)
 		for i := range ss {
-			ss[i], ks[i] = float32(r.IntN(5)), int32(r.IntN(9)-4)
+			ss[i], ks[i] = float32(r.IntN(sr)), int32(r.IntN(mr)-mr/2)
 		}
 		idx := make([]int, n)
 		for i := range idx {
@@ -33,7 +38,7 @@ func TestSearches(t *testing.T) {
 				s2, k2 = append(s2, ss[j]), append(k2, ks[j])
 			}
 		}
-		s, m := float32(r.IntN(6)-1), int32(r.IntN(11)-5)
+		s, m := float32(r.IntN(sr+1)-1), int32(r.IntN(mr+2)-mr/2-1)
 		for _, upper := range []bool{false, true} {
 			want := 0
 			for i := range s2 {
