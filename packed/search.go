@@ -85,3 +85,110 @@ func pairBound[K int32 | int64, S score](ks []K, ss []S, s S, m K, upper bool) i
 	}
 	return lo
 }
+
+// pairBound2 is pairBound for two keys at once, each over its own run (the
+// two runs may be the same). Its steps are branch-free (SETcc and masks,
+// no jumps), so the two searches are two independent chains of loads and
+// compares that the CPU overlaps: both cost about as much as one branchy
+// search, whose every level mispredicts half the time on random keys.
+// rescore uses it to find an entry's old and new positions together.
+func pairBound2[K int32 | int64, S score](ks1 []K, ss1 []S, s1 S, m1 K, ks2 []K, ss2 []S, s2 S, m2 K, upper bool) (int, int) {
+	n1, n2 := len(ss1), len(ss2)
+	if n1 == 0 || n2 == 0 {
+		return pairBound(ks1, ss1, s1, m1, upper), pairBound(ks2, ss2, s2, m2, upper)
+	}
+	ks1, ks2 = ks1[:n1], ks2[:n2]
+	up := b2u(upper)
+	// before reports (as 0 or 1) whether entry x orders before the key (s,
+	// m), or at it when upper is set.
+	before := func(ks []K, ss []S, x int, s S, m K) uint {
+		return b2u(ss[x] < s) | b2u(ss[x] == s)&(b2u(ks[x] < m)|b2u(ks[x] == m)&up)
+	}
+	// The answer lies in [b, b+n]; a step halves n, and a run of length 1
+	// stays put (h = 0) while the other finishes.
+	b1, b2 := 0, 0
+	for n1 > 1 || n2 > 1 {
+		h1, h2 := n1>>1, n2>>1
+		c1 := before(ks1, ss1, b1+h1, s1, m1)
+		c2 := before(ks2, ss2, b2+h2, s2, m2)
+		b1 += h1 & -int(c1)
+		b2 += h2 & -int(c2)
+		n1 -= h1
+		n2 -= h2
+	}
+	return b1 + int(before(ks1, ss1, b1, s1, m1)), b2 + int(before(ks2, ss2, b2, s2, m2))
+}
+
+// b2u is 1 for true and 0 for false; the compiler makes it a SETcc.
+func b2u(b bool) uint {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// keyBound2 is keyBound for two keys of the same member p at once; only
+// packed members have it (hasBound2).
+func (c *zcore[M, S, V]) keyBound2(ks1 []M, ss1 []S, s1 S, ks2 []M, ss2 []S, s2 S, p *probe[M], upper bool) (int, int) {
+	switch kindOf[M]() {
+	case MemberInt32:
+		m := *asI32(&p.m)
+		return pairBound2(asSlice[int32](ks1), ss1, s1, m, asSlice[int32](ks2), ss2, s2, m, upper)
+	case MemberInt64:
+		m := *asI64(&p.m)
+		return pairBound2(asSlice[int64](ks1), ss1, s1, m, asSlice[int64](ks2), ss2, s2, m, upper)
+	case MemberUUID:
+		m := *asUUID(&p.m)
+		return uuidBound2(asSlice[uuid](ks1), ss1, s1, asSlice[uuid](ks2), ss2, s2, m, upper)
+	}
+	panic("packed: keyBound2 on a member kind without it")
+}
+
+// uuidBound2 is pairBound2 for UUID members (two unsigned halves compared
+// in order), of the same member m.
+func uuidBound2[S score](ks1 []uuid, ss1 []S, s1 S, ks2 []uuid, ss2 []S, s2 S, m uuid, upper bool) (int, int) {
+	n1, n2 := len(ss1), len(ss2)
+	if n1 == 0 || n2 == 0 {
+		return uuidBound(ks1, ss1, s1, m, upper), uuidBound(ks2, ss2, s2, m, upper)
+	}
+	ks1, ks2 = ks1[:n1], ks2[:n2]
+	up := b2u(upper)
+	before := func(ks []uuid, ss []S, x int, s S) uint {
+		k := &ks[x]
+		mb := b2u(k[0] < m[0]) | b2u(k[0] == m[0])&(b2u(k[1] < m[1])|b2u(k[1] == m[1])&up)
+		return b2u(ss[x] < s) | b2u(ss[x] == s)&mb
+	}
+	b1, b2 := 0, 0
+	for n1 > 1 || n2 > 1 {
+		h1, h2 := n1>>1, n2>>1
+		c1 := before(ks1, ss1, b1+h1, s1)
+		c2 := before(ks2, ss2, b2+h2, s2)
+		b1 += h1 & -int(c1)
+		b2 += h2 & -int(c2)
+		n1 -= h1
+		n2 -= h2
+	}
+	return b1 + int(before(ks1, ss1, b1, s1)), b2 + int(before(ks2, ss2, b2, s2))
+}
+
+// uuidBound is the plain binary search uuidBound2 falls back on for an
+// empty run.
+func uuidBound[S score](ks []uuid, ss []S, s S, m uuid, upper bool) int {
+	lo, hi := 0, len(ss)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		k := &ks[h]
+		if ss[h] < s || ss[h] == s && (k[0] < m[0] || k[0] == m[0] && (k[1] < m[1] || upper && k[1] == m[1])) {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo
+}
+
+// hasBound2 reports whether members of kind M have keyBound2: integers
+// and UUIDs, whose comparisons are one or two instructions. Standard
+// members keep the branchy search, whose member comparisons read the arena
+// and happen only within ties.
+func hasBound2[M member]() bool { return kindOf[M]() != MemberBytes }

@@ -52,3 +52,120 @@ func TestSearches(t *testing.T) {
 		}
 	}
 }
+
+// pairBound2 finds both keys where pairBound finds each, over runs of
+// different lengths (empty and one-entry runs among them).
+func TestPairBound2(t *testing.T) {
+	r := rand.New(rand.NewPCG(testSeed(t), 5))
+	run := func() ([]int64, []float64) {
+		n := r.IntN(6)
+		if r.IntN(2) == 0 {
+			n = r.IntN(700)
+		}
+		ss, ks := make([]float64, n), make([]int64, n)
+		for i := range ss {
+			ss[i], ks[i] = float64(r.IntN(1+n/8)), int64(r.IntN(50))
+		}
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortFunc(idx, func(a, b int) int {
+			if ss[a] != ss[b] {
+				return cmp3(int64(ss[a]), int64(ss[b]))
+			}
+			return cmp3(ks[a], ks[b])
+		})
+		var s2 []float64
+		var k2 []int64
+		for _, j := range idx {
+			if len(s2) == 0 || s2[len(s2)-1] != ss[j] || k2[len(k2)-1] != ks[j] {
+				s2, k2 = append(s2, ss[j]), append(k2, ks[j])
+			}
+		}
+		return k2, s2
+	}
+	for range 5000 {
+		k1, s1 := run()
+		k2, s2 := k1, s1
+		if r.IntN(2) == 0 {
+			k2, s2 = run()
+		}
+		a, b := float64(r.IntN(90)-1), float64(r.IntN(90)-1)
+		m1, m2 := int64(r.IntN(52)-1), int64(r.IntN(52)-1)
+		for _, upper := range []bool{false, true} {
+			i, j := pairBound2(k1, s1, a, m1, k2, s2, b, m2, upper)
+			wi, wj := pairBound(k1, s1, a, m1, upper), pairBound(k2, s2, b, m2, upper)
+			if i != wi || j != wj {
+				t.Fatalf("pairBound2 upper %v: (%v,%v) in %d entries and (%v,%v) in %d = %d, %d; want %d, %d",
+					upper, a, m1, len(s1), b, m2, len(s2), i, j, wi, wj)
+			}
+		}
+	}
+}
+
+// uuidBound2 finds both keys where a linear scan finds each.
+func TestUUIDBound2(t *testing.T) {
+	r := rand.New(rand.NewPCG(testSeed(t), 6))
+	less := func(s1 float32, k1 uuid, s2 float32, k2 uuid, orEq bool) bool {
+		if s1 != s2 {
+			return s1 < s2
+		}
+		if k1[0] != k2[0] {
+			return k1[0] < k2[0]
+		}
+		return k1[1] < k2[1] || orEq && k1[1] == k2[1]
+	}
+	run := func() ([]uuid, []float32) {
+		n := r.IntN(5)
+		if r.IntN(2) == 0 {
+			n = r.IntN(300)
+		}
+		ks, ss := make([]uuid, n), make([]float32, n)
+		for i := range ks {
+			ss[i], ks[i] = float32(r.IntN(4)), uuid{uint64(r.IntN(3)), uint64(r.IntN(40))}
+		}
+		idx := make([]int, n)
+		for i := range idx {
+			idx[i] = i
+		}
+		slices.SortFunc(idx, func(a, b int) int {
+			if less(ss[a], ks[a], ss[b], ks[b], false) {
+				return -1
+			}
+			if less(ss[b], ks[b], ss[a], ks[a], false) {
+				return 1
+			}
+			return 0
+		})
+		var k2 []uuid
+		var s2 []float32
+		for _, j := range idx {
+			if len(s2) == 0 || s2[len(s2)-1] != ss[j] || k2[len(k2)-1] != ks[j] {
+				s2, k2 = append(s2, ss[j]), append(k2, ks[j])
+			}
+		}
+		return k2, s2
+	}
+	count := func(ks []uuid, ss []float32, s float32, m uuid, upper bool) int {
+		n := 0
+		for i := range ks {
+			if less(ss[i], ks[i], s, m, upper) {
+				n++
+			}
+		}
+		return n
+	}
+	for range 5000 {
+		k1, s1 := run()
+		k2, s2 := run()
+		m := uuid{uint64(r.IntN(4)), uint64(r.IntN(42))}
+		a, b := float32(r.IntN(6)-1), float32(r.IntN(6)-1)
+		for _, upper := range []bool{false, true} {
+			i, j := uuidBound2(k1, s1, a, k2, s2, b, m, upper)
+			if wi, wj := count(k1, s1, a, m, upper), count(k2, s2, b, m, upper); i != wi || j != wj {
+				t.Fatalf("uuidBound2 upper %v = %d, %d; want %d, %d", upper, i, j, wi, wj)
+			}
+		}
+	}
+}

@@ -477,6 +477,10 @@ func (c *zcore[M, S, V]) fixBranch(pa *path[M, S], d int) {
 // new key stays within the same leaf, only the entries between the old and
 // new positions shift; otherwise it is a removal and an insertion.
 func (c *zcore[M, S, V]) rescore(old, s S, p *probe[M]) {
+	if hasBound2[M]() {
+		c.rescore2(old, s, p)
+		return
+	}
 	var pa path[M, S]
 	l := c.descend(old, p, &pa)
 	i, ok := c.leafSearch(l, old, p)
@@ -510,6 +514,61 @@ func (c *zcore[M, S, V]) rescore(old, s S, p *probe[M]) {
 	m := l.key(i)
 	c.removeAt(l, &pa, i)
 	c.insert(s, p, m)
+}
+
+// rescore2 is rescore for integer members: it descends to the old key and
+// to the new one together and searches both leaves together (keyBound2),
+// so the two searches cost about one. When both keys fall in the same leaf
+// the entry moves within it; otherwise it is removed from the old leaf and
+// put at its found position in the new one, unless the removal leaves the
+// old leaf underfull or the new leaf is full: then the tree's ordinary
+// removal and insertion restore its shape.
+func (c *zcore[M, S, V]) rescore2(old, s S, p *probe[M]) {
+	var pa, pb path[M, S]
+	la, lb := c.descend2(old, s, p, &pa, &pb)
+	ka, sa := la.live()
+	kb, sb := lb.live()
+	i, j := c.keyBound2(ka, sa, old, kb, sb, s, p, false)
+	if i >= len(sa) || sa[i] != old || !c.eqMember(p, &ka[i]) {
+		panic("packed: index and tree disagree")
+	}
+	if la == lb {
+		// The new key is within this leaf's fences (the descent chose it).
+		if j > i {
+			j--
+		}
+		la.move(i, j, s)
+		return
+	}
+	m := la.key(i)
+	pa.adjust(-1)
+	c.n--
+	la.removeRange(i, i+1)
+	if la.n() >= c.minLeaf() && lb.free() > 0 {
+		pb.adjust(1)
+		c.n++
+		lb.insertAt(j, m, s)
+		return
+	}
+	c.fixLeaf(la, &pa)
+	c.insert(s, p, m)
+}
+
+// descend2 is descend for two keys of member p at once, in lockstep.
+func (c *zcore[M, S, V]) descend2(s1, s2 S, p *probe[M], pa, pb *path[M, S]) (*leaf[M, S], *leaf[M, S]) {
+	pa.depth, pb.depth = c.height, c.height
+	if c.height == 0 {
+		return c.rootLeaf, c.rootLeaf
+	}
+	a, b := c.root, c.root
+	for d := 0; ; d++ {
+		i, j := c.keyBound2(a.sepM[1:a.n], a.sepS[1:a.n], s1, b.sepM[1:b.n], b.sepS[1:b.n], s2, p, true)
+		pa.s[d], pb.s[d] = step[M, S]{a, i}, step[M, S]{b, j}
+		if d == c.height-1 {
+			return a.leaves[i], b.leaves[j]
+		}
+		a, b = a.kids[i], b.kids[j]
+	}
 }
 
 // withinFence reports whether key (s, p) is at or above the lower fence
