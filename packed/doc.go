@@ -215,15 +215,17 @@
 //
 // docs/benchmarks.md has the workloads of the seeds measured against the
 // structure a Go developer would otherwise write (a map beside a
-// tidwall/btree of (score, member) items), in the same runs: updates take
-// 1.1 to 1.6 times less CPU than the baseline, rank 2.5 to 3.8 times less;
-// standard sets take less than half the baseline's memory, INT32/FLOAT32
-// sets up to a third less. The seed C++ figures are not reached: on the
-// shared 2-CPU machine INT32/FLOAT32 operations take 1.2 to 4 times their
-// CPU time. The next step we would try is a per-leaf summary of every
-// 16th score, to cut the cache lines a leaf search touches from about
-// seven to three: profiles show the searches of cold leaves, after the
-// index probe, as the largest cost of an update.
+// tidwall/btree of (score, member) items), in the same runs. INT32/FLOAT32
+// rescores take 1.56 to 1.82 times less CPU than the baseline, rank 4 to
+// 4.5 times less; standard rescores 1.24 to 1.36 times less and rank 3.3 to
+// 3.5; standard sets take less than half the baseline's memory, INT32/FLOAT32
+// sets up to a third less. Against the seed's C++ figures, the INT32/FLOAT32
+// same-leaf rescore, no-op update and random rescore are at or below them;
+// tied increments, insertion, delete/reinsert and sequential deletion are
+// 1.3 to 3 times slower. Those search once (no pair to overlap) and pay
+// the index probe's cache miss; the next step we would try is a per-leaf
+// summary of every 16th score, to cut the cache lines a single leaf search
+// touches from about seven to three.
 //
 // # Memory accounting
 //
