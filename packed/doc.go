@@ -222,7 +222,7 @@
 // sets up to a third less. Against the seed's C++ figures, the INT32/FLOAT32
 // same-leaf rescore, no-op update and random rescore are at or below them;
 // tied increments, insertion, delete/reinsert and sequential deletion are
-// 1.3 to 3 times slower. Those search once (no pair to overlap) and pay
+// 1.3 to 3.1 times slower. Those search once (no pair to overlap) and pay
 // the index probe's cache miss; the next step we would try is a per-leaf
 // summary of every 16th score, to cut the cache lines a single leaf search
 // touches from about seven to three.
