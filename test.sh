@@ -29,7 +29,20 @@ while read -r file; do
 	pkg=$(dirname "$file")
 	for target in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | sed 's/func //'); do
 		echo "-- $pkg $target"
-		go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$pkg"
+		log=$(mktemp)
+		if ! go test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "$pkg" 2>&1 | tee "$log"; then
+			# Go 1.26's fuzz coordinator can report its own -fuzztime
+			# deadline as a failure (golang/go#75804, fixed in Go 1.27). A
+			# real failure always writes its input under testdata/fuzz and
+			# says so; a bare deadline report with none is that race.
+			if grep -q '^    context deadline exceeded$' "$log" && ! grep -q 'Failing input written' "$log"; then
+				echo "   (fuzzing stopped at -fuzztime by golang/go#75804's deadline race; no failing input: not a failure)"
+			else
+				rm -f "$log"
+				exit 1
+			fi
+		fi
+		rm -f "$log"
 	done
 done < <(grep -rl --include='*_test.go' '^func Fuzz' . | sort)
 
