@@ -94,29 +94,40 @@ func pairBound[K int32 | int64, S score](ks []K, ss []S, s S, m K, upper bool) i
 // rescore uses it to find an entry's old and new positions together.
 func pairBound2[K int32 | int64, S score](ks1 []K, ss1 []S, s1 S, m1 K, ks2 []K, ss2 []S, s2 S, m2 K, upper bool) (int, int) {
 	n1, n2 := len(ss1), len(ss2)
+	if upper {
+		// (s', k) <= (s, m) is (s', k) < (s, m+1) for integers, unless m+1
+		// overflows.
+		if m1+1 < m1 || m2+1 < m2 {
+			n1, n2 = 0, 0
+		}
+		m1, m2 = m1+1, m2+1
+	}
 	if n1 == 0 || n2 == 0 {
+		if upper {
+			m1, m2 = m1-1, m2-1
+		}
 		return pairBound(ks1, ss1, s1, m1, upper), pairBound(ks2, ss2, s2, m2, upper)
 	}
 	ks1, ks2 = ks1[:n1], ks2[:n2]
-	up := b2u(upper)
-	// before reports (as 0 or 1) whether entry x orders before the key (s,
-	// m), or at it when upper is set.
-	before := func(ks []K, ss []S, x int, s S, m K) uint {
-		return b2u(ss[x] < s) | b2u(ss[x] == s)&(b2u(ks[x] < m)|b2u(ks[x] == m)&up)
-	}
 	// The answer lies in [b, b+n]; a step halves n, and a run of length 1
-	// stays put (h = 0) while the other finishes.
+	// stays put (h = 0) while the other finishes. An entry orders before
+	// the key when its score is lower, or equal (<= and not <; scores are
+	// never NaN) with a lower member. The loop is kept lean: every extra
+	// live value spills a register on the chain from one level to the next.
 	b1, b2 := 0, 0
 	for n1 > 1 || n2 > 1 {
 		h1, h2 := n1>>1, n2>>1
-		c1 := before(ks1, ss1, b1+h1, s1, m1)
-		c2 := before(ks2, ss2, b2+h2, s2, m2)
+		x1, x2 := b1+h1, b2+h2
+		c1 := b2u(ss1[x1] < s1) | b2u(ss1[x1] <= s1)&b2u(ks1[x1] < m1)
+		c2 := b2u(ss2[x2] < s2) | b2u(ss2[x2] <= s2)&b2u(ks2[x2] < m2)
 		b1 += h1 & -int(c1)
 		b2 += h2 & -int(c2)
 		n1 -= h1
 		n2 -= h2
 	}
-	return b1 + int(before(ks1, ss1, b1, s1, m1)), b2 + int(before(ks2, ss2, b2, s2, m2))
+	c1 := b2u(ss1[b1] < s1) | b2u(ss1[b1] <= s1)&b2u(ks1[b1] < m1)
+	c2 := b2u(ss2[b2] < s2) | b2u(ss2[b2] <= s2)&b2u(ks2[b2] < m2)
+	return b1 + int(c1), b2 + int(c2)
 }
 
 // b2u is 1 for true and 0 for false; the compiler makes it a SETcc.

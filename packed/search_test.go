@@ -1,6 +1,7 @@
 package packed
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -65,6 +66,9 @@ func TestPairBound2(t *testing.T) {
 		ss, ks := make([]float64, n), make([]int64, n)
 		for i := range ss {
 			ss[i], ks[i] = float64(r.IntN(1+n/8)), int64(r.IntN(50))
+			if r.IntN(8) == 0 { // the extremes, where m+1 overflows
+				ks[i] = []int64{math.MaxInt64, math.MinInt64}[r.IntN(2)]
+			}
 		}
 		idx := make([]int, n)
 		for i := range idx {
@@ -93,6 +97,12 @@ func TestPairBound2(t *testing.T) {
 		}
 		a, b := float64(r.IntN(90)-1), float64(r.IntN(90)-1)
 		m1, m2 := int64(r.IntN(52)-1), int64(r.IntN(52)-1)
+		if r.IntN(4) == 0 {
+			m1 = math.MaxInt64
+		}
+		if r.IntN(4) == 0 {
+			m2 = []int64{math.MaxInt64, math.MinInt64}[r.IntN(2)]
+		}
 		for _, upper := range []bool{false, true} {
 			i, j := pairBound2(k1, s1, a, m1, k2, s2, b, m2, upper)
 			wi, wj := pairBound(k1, s1, a, m1, upper), pairBound(k2, s2, b, m2, upper)
