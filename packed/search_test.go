@@ -106,6 +106,10 @@ func TestPairBound2(t *testing.T) {
 		for _, upper := range []bool{false, true} {
 			i, j := pairBound2(k1, s1, a, m1, k2, s2, b, m2, upper)
 			wi, wj := pairBound(k1, s1, a, m1, upper), pairBound(k2, s2, b, m2, upper)
+			if li, lj := linearBound(k1, s1, a, m1, upper), linearBound(k2, s2, b, m2, upper); wi != li || wj != lj {
+				t.Fatalf("pairBound upper %v: (%v,%v) in %v %v = %d, want %d; (%v,%v) in %d = %d, want %d",
+					upper, a, m1, s1, k1, wi, li, b, m2, len(s2), wj, lj)
+			}
 			if i != wi || j != wj {
 				t.Fatalf("pairBound2 upper %v: (%v,%v) in %d entries and (%v,%v) in %d = %d, %d; want %d, %d",
 					upper, a, m1, len(s1), b, m2, len(s2), i, j, wi, wj)
@@ -178,4 +182,15 @@ func TestUUIDBound2(t *testing.T) {
 			}
 		}
 	}
+}
+
+// linearBound is pairBound by counting the entries before the key.
+func linearBound(ks []int64, ss []float64, s float64, m int64, upper bool) int {
+	n := 0
+	for i := range ss {
+		if ss[i] < s || ss[i] == s && (ks[i] < m || upper && ks[i] == m) {
+			n++
+		}
+	}
+	return n
 }
