@@ -179,53 +179,58 @@
 //
 // # Searches
 //
-// Nearly all of the time of an update is binary search: a probe of the
-// index, then searches of a branch and a leaf for the old key, of the leaf
-// for the new position, and, when the entry changes leaves, of a branch and
-// a leaf again. Searches compare scores with the float operators and
-// members only within runs of equal scores, with the member comparison
-// inlined per kind. We measured alternatives on a 512-entry leaf with
-// random keys (the CPU is an AMD EPYC): a branchy binary search took 62
-// ns, a branch-free one over order-preserving integer keys 42 ns, and a
-// counting search (compare against eight strided samples per level, count,
-// narrow by eight) 36 to 50 ns; but in the full workloads the counting
-// search was 26% slower on the geometric mean of thread CPU time (tied
-// increments +54%, sequential deletion +47%), because ties and leaf
-// boundaries add passes that a binary search does not make. The branchy
-// search stayed for single lookups. Leaf capacities from 64 to 1,024
-// performed within the noise of each other; 512 keeps branches few and the
-// tree shallow.
+// Nearly all of the time of an update is search: a probe of the index,
+// then searches of a branch and a leaf for the old key, of the leaf for the
+// new position, and, when the entry changes leaves, of a branch and a leaf
+// again. Searches compare scores with the float operators and members only
+// where scores tie, with the member comparison inlined per kind.
 //
-// A rescore of a packed member searches for two keys, the old one and the
-// new one, and those two searches are independent. rescore2 (tree.go)
-// descends to both in lockstep and searches both leaves together
-// (pairBound2, search.go) with branch-free steps: each level of each
-// search is a load, compares turned into 0/1 by SETcc, and a masked add,
-// so the two chains have no branch to mispredict and the CPU overlaps
-// them. One branch-free search alone is no faster than the branchy one
-// (60 against 55 ns on a random 512-entry leaf), but two together cost
-// about one. Measured on the INT32/FLOAT32 workloads (thread CPU, medians
-// of six alternated rounds): same-leaf rescore 188 -> 145 ns, random
-// rescore 423 -> 276 ns (its fastest rounds 350 -> 266), tied increment
-// 352 -> 315 ns; removal and insertion, which search once, are unchanged.
-// Standard members keep the branchy search, whose member comparisons read
-// the arena and happen only within ties.
+// On random keys a binary search mispredicts half of its branches, and
+// that, not memory, is its cost: 56 ns on a random 512-entry INT32/FLOAT32
+// leaf that sits in L1 (the CPU is a 2.1 GHz AMD EPYC). A branch-free
+// binary search (each level a load, compares turned into 0/1 by SETcc, a
+// masked add) is no faster alone, because each level waits for the last.
+// Two things are (search.go):
+//
+//   - Four-way steps for one key (pairBound): three branch-free compares
+//     at the quarter points per step, their results summed, so a leaf
+//     takes five dependent steps instead of nine levels: 41 ns. A key at
+//     either end of the run is answered before the loop, so removing or
+//     appending in order stays as cheap as the perfectly predicted binary
+//     search it replaces.
+//   - Two keys at once for a rescore (pairBound2): the old key and the new
+//     one are independent, so rescore2 (tree.go) descends to both in
+//     lockstep and searches both leaves together with branch-free binary
+//     steps; the two chains overlap, and both cost about one (57 ns for
+//     the pair on the same leaf against 112 for two branchy searches).
+//
+// Measured on the INT32/FLOAT32 workloads (thread CPU, medians of six
+// alternated rounds): the paired searches took same-leaf rescore from 188
+// to 145 ns, random rescore from 423 to 276 and tied increment from 352 to
+// 315; the four-way searches then took delete/reinsert down by a fifth and
+// rank by a seventh. An earlier counting search (eight strided samples per
+// level) was slower in the full workloads, because it handled ties and
+// leaf ends in extra passes. Standard members keep the branchy binary
+// search, whose member comparisons read the arena and happen only within
+// ties, and so do UUID single searches. Leaf capacities from 64 to 1,024
+// performed within the noise of each other; 128 and 256 were slower than
+// 512 with the paired searches too.
 //
 // # Performance
 //
 // docs/benchmarks.md has the workloads of the seeds measured against the
 // structure a Go developer would otherwise write (a map beside a
 // tidwall/btree of (score, member) items), in the same runs. INT32/FLOAT32
-// rescores take 1.56 to 1.82 times less CPU than the baseline, rank 4 to
-// 4.5 times less; standard rescores 1.24 to 1.36 times less and rank 3.3 to
-// 3.5; standard sets take less than half the baseline's memory, INT32/FLOAT32
+// rescores take 1.42 to 1.89 times less CPU than the baseline, rank 3.6 to
+// 5.2 times less; standard rescores 1.17 to 1.27 times less and rank 2.9 to
+// 3.1; standard sets take less than half the baseline's memory, INT32/FLOAT32
 // sets up to a third less. Against the seed's C++ figures, the INT32/FLOAT32
-// same-leaf rescore, no-op update and random rescore are at or below them;
-// tied increments, insertion, delete/reinsert and sequential deletion are
-// 1.3 to 3.1 times slower. Those search once (no pair to overlap) and pay
-// the index probe's cache miss; the next step we would try is a per-leaf
-// summary of every 16th score, to cut the cache lines a single leaf search
-// touches from about seven to three.
+// same-leaf rescore and no-op update are below them and the random rescore
+// within 3%; tied increments, insertion, delete/reinsert and sequential
+// deletion are 1.2 to 2.3 times slower. What remains is the index probe's
+// cache miss, the leaf shifts and member parsing beside the searches; the
+// next step we would try is a per-leaf sample of every 16th score, so that
+// a cold leaf search touches about three cache lines instead of seven.
 //
 // # Memory accounting
 //
