@@ -227,7 +227,7 @@
 // sets up to a third less. Against the seed's C++ figures, the INT32/FLOAT32
 // same-leaf rescore and no-op update are below them and the random rescore
 // within 3%; tied increments, insertion, delete/reinsert and sequential
-// deletion are 1.2 to 2.3 times slower. What remains is the index probe's
+// deletion are 1.2 to 2.4 times slower. What remains is the index probe's
 // cache miss, the leaf shifts and member parsing beside the searches; the
 // next step we would try is a per-leaf sample of every 16th score, so that
 // a cold leaf search touches about three cache lines instead of seven.
