@@ -165,12 +165,28 @@ func pairBound2[K int32 | int64, S score](ks1 []K, ss1 []S, s1 S, m1 K, ks2 []K,
 		return pairBound(ks1, ss1, s1, m1, upper), pairBound(ks2, ss2, s2, m2, upper)
 	}
 	ks1, ks2 = ks1[:n1], ks2[:n2]
-	// The answer lies in [b, b+n]; a step halves n, and a run of length 1
-	// stays put (h = 0) while the other finishes. An entry orders before
-	// the key when its score is lower, or equal (<= and not <; scores are
-	// never NaN) with a lower member. The loop is kept lean: every extra
-	// live value spills a register on the chain from one level to the next.
+	// Each answer lies in [b, b+n]. Four-way steps first, as in pairBound
+	// (a run of three or fewer stays put, q = 0, while the other goes on),
+	// then binary steps down to one entry. An entry orders before the key
+	// when its score is lower, or equal (<= and not <; scores are never
+	// NaN) with a lower member. The loops are kept lean: every extra live
+	// value spills a register onto the chain from one step to the next.
 	b1, b2 := 0, 0
+	for n1 > 3 || n2 > 3 {
+		q1, q2 := n1>>2, n2>>2
+		x1, y1, z1 := b1+q1, b1+2*q1, b1+3*q1
+		x2, y2, z2 := b2+q2, b2+2*q2, b2+3*q2
+		c1 := (b2u(ss1[x1] < s1) | b2u(ss1[x1] <= s1)&b2u(ks1[x1] < m1)) +
+			(b2u(ss1[y1] < s1) | b2u(ss1[y1] <= s1)&b2u(ks1[y1] < m1)) +
+			(b2u(ss1[z1] < s1) | b2u(ss1[z1] <= s1)&b2u(ks1[z1] < m1))
+		c2 := (b2u(ss2[x2] < s2) | b2u(ss2[x2] <= s2)&b2u(ks2[x2] < m2)) +
+			(b2u(ss2[y2] < s2) | b2u(ss2[y2] <= s2)&b2u(ks2[y2] < m2)) +
+			(b2u(ss2[z2] < s2) | b2u(ss2[z2] <= s2)&b2u(ks2[z2] < m2))
+		b1 += q1 * int(c1)
+		b2 += q2 * int(c2)
+		n1 -= 3 * q1
+		n2 -= 3 * q2
+	}
 	for n1 > 1 || n2 > 1 {
 		h1, h2 := n1>>1, n2>>1
 		x1, x2 := b1+h1, b2+h2
