@@ -200,15 +200,17 @@
 //     search it replaces.
 //   - Two keys at once for a rescore (pairBound2): the old key and the new
 //     one are independent, so rescore2 (tree.go) descends to both in
-//     lockstep and searches both leaves together with branch-free binary
-//     steps; the two chains overlap, and both cost about one (57 ns for
-//     the pair on the same leaf against 112 for two branchy searches).
+//     lockstep and searches both leaves together with the same branch-free
+//     four-way steps; the two chains overlap, and both cost little more
+//     than one (50 ns for the pair on a random leaf, against 112 for two
+//     branchy binary searches).
 //
 // Measured on the INT32/FLOAT32 workloads (thread CPU, medians of six
 // alternated rounds): the paired searches took same-leaf rescore from 188
 // to 145 ns, random rescore from 423 to 276 and tied increment from 352 to
 // 315; the four-way searches then took delete/reinsert down by a fifth and
-// rank by a seventh. An earlier counting search (eight strided samples per
+// rank by a seventh, and four-way steps in the pair a few percent more off
+// the rescores. An earlier counting search (eight strided samples per
 // level) was slower in the full workloads, because it handled ties and
 // leaf ends in extra passes. Standard members keep the branchy binary
 // search, whose member comparisons read the arena and happen only within
@@ -221,13 +223,13 @@
 // docs/benchmarks.md has the workloads of the seeds measured against the
 // structure a Go developer would otherwise write (a map beside a
 // tidwall/btree of (score, member) items), in the same runs. INT32/FLOAT32
-// rescores take 1.42 to 1.89 times less CPU than the baseline, rank 3.6 to
-// 5.2 times less; standard rescores 1.17 to 1.27 times less and rank 2.9 to
-// 3.1; standard sets take less than half the baseline's memory, INT32/FLOAT32
+// rescores take 1.50 to 1.93 times less CPU than the baseline, rank 3 to 5
+// times less; standard rescores 1.21 to 1.34 times less and rank 3 to 3.6;
+// standard sets take less than half the baseline's memory, INT32/FLOAT32
 // sets up to a third less. Against the seed's C++ figures, the INT32/FLOAT32
 // same-leaf rescore and no-op update are below them and the random rescore
-// within 3%; tied increments, insertion, delete/reinsert and sequential
-// deletion are 1.2 to 2.4 times slower. What remains is the index probe's
+// 6% above; tied increments, insertion, delete/reinsert and sequential
+// deletion are 1.3 to 2.2 times slower. What remains is the index probe's
 // cache miss, the leaf shifts and member parsing beside the searches; the
 // next step we would try is a per-leaf sample of every 16th score, so that
 // a cold leaf search touches about three cache lines instead of seven.
