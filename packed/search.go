@@ -2,19 +2,20 @@ package packed
 
 import "unsafe"
 
-// Searches over sorted runs. Each is a branch-free binary search (the
-// compiler turns the conditional step into a CMOV), and member searches
-// are specialized per member kind at the top, so the inner loops compare
-// native integers inline instead of calling a comparator.
+// Searches over sorted runs. Member searches are specialized per member
+// kind at the top, so the inner loops compare native integers inline
+// instead of calling a comparator. Integer members get branch-free
+// four-way searches (pairBound) and paired searches for rescores
+// (pairBound2); UUID members paired searches; standard members, whose
+// comparisons read the arena, a branchy binary search. doc.go, "Searches",
+// has the measurements.
 
 type ordered interface {
 	int32 | int64 | float32 | float64
 }
 
 // bound returns the first index i with xs[i] >= v, or xs[i] > v when upper
-// is set. A branchy binary search measured twice as fast as a branch-free
-// one on this hardware (the CPU's speculation beats the longer dependency
-// chain of conditional moves; see doc.go).
+// is set: a plain binary search over one array.
 func bound[T ordered](xs []T, v T, upper bool) int {
 	lo, hi := 0, len(xs)
 	if upper {
