@@ -10,36 +10,6 @@ import "unsafe"
 // comparisons read the arena, a branchy binary search. doc.go, "Searches",
 // has the measurements.
 
-type ordered interface {
-	int32 | int64 | float32 | float64
-}
-
-// bound returns the first index i with xs[i] >= v, or xs[i] > v when upper
-// is set: a plain binary search over one array.
-func bound[T ordered](xs []T, v T, upper bool) int {
-	lo, hi := 0, len(xs)
-	if upper {
-		for lo < hi {
-			h := int(uint(lo+hi) >> 1)
-			if xs[h] <= v {
-				lo = h + 1
-			} else {
-				hi = h
-			}
-		}
-		return lo
-	}
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if xs[h] < v {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
-	return lo
-}
-
 // asSlice reinterprets a member slice as its concrete element type.
 func asSlice[T any, M member](ks []M) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(ks))), len(ks))
