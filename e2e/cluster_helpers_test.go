@@ -64,8 +64,10 @@ func StartCluster(t testing.TB, rng *rand.Rand, o ClusterOptions) []*ClusterNode
 	for k, i := range order {
 		delay := time.Duration(rng.IntN(300)) * time.Millisecond * time.Duration(k)
 		n := nodes[i]
+		// Info level: a failed test prints each node's log, and the
+		// gossip and bootstrap story is told at info.
 		args := []string{"--id", n.ID, "--gossip-addr", n.Gossip, "--join", strings.Join(seeds, ","),
-			"--bootstrap-expect", strconv.Itoa(o.Expect)}
+			"--bootstrap-expect", strconv.Itoa(o.Expect), "--log-level", "info"}
 		if !o.Leave {
 			args = append(args, "--leave-on-shutdown=false")
 		}
@@ -81,8 +83,11 @@ func StartCluster(t testing.TB, rng *rand.Rand, o ClusterOptions) []*ClusterNode
 		}()
 	}
 	wg.Wait()
+	// Forming takes gossip, one bootstrap and an election; under the race
+	// detector with other packages' tests on the same two CPUs that has
+	// taken more than 20 seconds.
 	for _, n := range nodes {
-		n.WaitReady(20 * time.Second)
+		n.WaitReady(45 * time.Second)
 	}
 	WaitLeader(t, nodes, 30*time.Second)
 	return nodes
