@@ -96,6 +96,12 @@ func newEnv(t testing.TB, seeds int) *env {
 	return e
 }
 
+// handed holds every address freeAddr has handed out in this test process.
+var (
+	handedMu sync.Mutex
+	handed   = map[string]bool{}
+)
+
 func freeAddr(t testing.TB) string {
 	for range 20 {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -110,7 +116,15 @@ func freeAddr(t testing.TB) string {
 			continue
 		}
 		pc.Close()
-		return addr
+		// A just-closed port may be handed out again before the node that
+		// asked for it binds it: never hand one out twice.
+		handedMu.Lock()
+		dup := handed[addr]
+		handed[addr] = true
+		handedMu.Unlock()
+		if !dup {
+			return addr
+		}
 	}
 	t.Fatal("no free port")
 	return ""
