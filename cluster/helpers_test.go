@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"sort"
 	"strconv"
@@ -20,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblindb/goblin/cluster"
+	"github.com/goblindb/goblin/internal/freeport"
 	"github.com/goblindb/goblin/node"
 	"github.com/goblindb/goblin/resp"
 )
@@ -96,38 +96,13 @@ func newEnv(t testing.TB, seeds int) *env {
 	return e
 }
 
-// handed holds every address freeAddr has handed out in this test process.
-var (
-	handedMu sync.Mutex
-	handed   = map[string]bool{}
-)
-
 func freeAddr(t testing.TB) string {
-	for range 20 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := ln.Addr().String()
-		ln.Close()
-		// memberlist also binds UDP on the same port.
-		pc, err := net.ListenPacket("udp", addr)
-		if err != nil {
-			continue
-		}
-		pc.Close()
-		// A just-closed port may be handed out again before the node that
-		// asked for it binds it: never hand one out twice.
-		handedMu.Lock()
-		dup := handed[addr]
-		handed[addr] = true
-		handedMu.Unlock()
-		if !dup {
-			return addr
-		}
+	t.Helper()
+	addr, err := freeport.Addr("")
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no free port")
-	return ""
+	return addr
 }
 
 func (e *env) gossipAddr(id string) string {

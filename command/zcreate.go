@@ -80,13 +80,9 @@ func runZCreate(c *Ctx, argv [][]byte) {
 		c.W.Int(0)
 		return
 	}
+	// The set is new and stored only once every member is in: a member the
+	// layout cannot hold refuses the command with nothing changed.
 	z := packed.New(a.layout)
-	for _, m := range a.members {
-		if z.CheckMember(m) != nil {
-			c.W.Error(ErrPackedMember)
-			return
-		}
-	}
 	for i, m := range a.members {
 		if _, err := z.Add(m, a.scores[i], 0); err != nil {
 			c.W.Error(ErrPackedMember)

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goblindb/goblin/internal/freeport"
 )
 
 // goblindBin is the goblind binary built once for the whole test run.
@@ -43,43 +45,12 @@ func TestMain(m *testing.M) {
 // ago. host defaults to 127.0.0.1.
 func FreeAddr(t testing.TB, host string) string {
 	t.Helper()
-	if host == "" {
-		host = "127.0.0.1"
+	addr, err := freeport.Addr(host)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for range 100 {
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			t.Fatalf("finding a free port: %v", err)
-		}
-		addr := ln.Addr().String()
-		port := ln.Addr().(*net.TCPAddr).Port
-		// Gossip listens on UDP at the same port: it must be free too.
-		udp, uerr := net.ListenPacket("udp", addr)
-		ln.Close()
-		if uerr != nil {
-			continue
-		}
-		udp.Close()
-		// The kernel may hand a just-closed port out again: one test can
-		// ask for a node's RESP, Raft and gossip ports before any of them
-		// is bound, so no port is handed out twice.
-		handedMu.Lock()
-		dup := handed[port]
-		handed[port] = true
-		handedMu.Unlock()
-		if !dup {
-			return addr
-		}
-	}
-	t.Fatalf("no free port on %s after 100 tries", host)
-	return ""
+	return addr
 }
-
-// handed holds every port FreeAddr has handed out in this test process.
-var (
-	handedMu sync.Mutex
-	handed   = map[int]bool{}
-)
 
 // Goblind is one goblind process started by a test.
 type Goblind struct {

@@ -140,6 +140,16 @@ func Decode(r *bufio.Reader) (*Keyspace, error) {
 		}
 		return string(b), true
 	}
+	// strLayout reads a string and a valid layout byte (a rule's pattern or
+	// a declared key, and its layout).
+	strLayout := func() (string, packed.Layout, bool) {
+		s, ok := str()
+		lb, err := r.ReadByte()
+		if !ok || err != nil || !packed.Layout(lb).Valid() {
+			return "", 0, false
+		}
+		return s, packed.Layout(lb), true
+	}
 	version, err := r.ReadByte()
 	if err != nil || version < 1 || version > snapshotVersion {
 		return fail()
@@ -153,12 +163,11 @@ func Decode(r *bufio.Reader) (*Keyspace, error) {
 		return fail()
 	}
 	for i := uint64(0); i < nrules; i++ {
-		p, ok := str()
-		lb, err := r.ReadByte()
-		if !ok || err != nil || !packed.Layout(lb).Valid() {
+		p, l, ok := strLayout()
+		if !ok {
 			return fail()
 		}
-		ks.rules = append(ks.rules, Rule{Pattern: p, Layout: packed.Layout(lb)})
+		ks.rules = append(ks.rules, Rule{Pattern: p, Layout: l})
 	}
 	for i := range ks.dbs {
 		d := ks.dbs[i]
@@ -219,12 +228,11 @@ func Decode(r *bufio.Reader) (*Keyspace, error) {
 			return fail()
 		}
 		for j := uint64(0); j < nd; j++ {
-			k, ok := str()
-			lb, err := r.ReadByte()
-			if !ok || err != nil || !packed.Layout(lb).Valid() {
+			k, l, ok := strLayout()
+			if !ok {
 				return fail()
 			}
-			d.declared[k] = packed.Layout(lb)
+			d.declared[k] = l
 		}
 	}
 	return ks, nil

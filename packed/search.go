@@ -121,19 +121,13 @@ func pairBoundBranchy[K int32 | int64, S score](ks []K, ss []S, s S, m K, upper 
 // rescore uses it to find an entry's old and new positions together.
 func pairBound2[K int32 | int64, S score](ks1 []K, ss1 []S, s1 S, m1 K, ks2 []K, ss2 []S, s2 S, m2 K, upper bool) (int, int) {
 	n1, n2 := len(ss1), len(ss2)
-	if upper {
-		// (s', k) <= (s, m) is (s', k) < (s, m+1) for integers, unless m+1
-		// overflows.
-		if m1+1 < m1 || m2+1 < m2 {
-			n1, n2 = 0, 0
-		}
-		m1, m2 = m1+1, m2+1
-	}
-	if n1 == 0 || n2 == 0 {
-		if upper {
-			m1, m2 = m1-1, m2-1
-		}
+	// (s', k) <= (s, m) is (s', k) < (s, m+1) for integers, unless m+1
+	// overflows; that and empty runs go to pairBound.
+	if n1 == 0 || n2 == 0 || upper && (m1+1 < m1 || m2+1 < m2) {
 		return pairBound(ks1, ss1, s1, m1, upper), pairBound(ks2, ss2, s2, m2, upper)
+	}
+	if upper {
+		m1, m2 = m1+1, m2+1
 	}
 	ks1, ks2 = ks1[:n1], ks2[:n2]
 	// Each answer lies in [b, b+n]. Four-way steps first, as in pairBound

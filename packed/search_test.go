@@ -1,6 +1,7 @@
 package packed
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -13,7 +14,7 @@ func TestSearches(t *testing.T) {
 	c := &zcore[int32, float32, float32]{}
 	for range 2000 {
 		// Short runs with many ties, and long ones that take several
-		// rounds of the counting search.
+		// four-way steps.
 		n, sr, mr := r.IntN(40), 5, 9
 		if r.IntN(3) == 0 {
 			n, sr, mr = r.IntN(1200), 1+r.IntN(200), 1+r.IntN(2000)
@@ -22,23 +23,7 @@ func TestSearches(t *testing.T) {
 		for i := range ss {
 			ss[i], ks[i] = float32(r.IntN(sr)), int32(r.IntN(mr)-mr/2)
 		}
-		idx := make([]int, n)
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortFunc(idx, func(a, b int) int {
-			if ss[a] != ss[b] {
-				return cmp3(int32(ss[a]), int32(ss[b]))
-			}
-			return cmp3(ks[a], ks[b])
-		})
-		var s2 []float32
-		var k2 []int32
-		for _, j := range idx { // keys are unique in a set
-			if len(s2) == 0 || s2[len(s2)-1] != ss[j] || k2[len(k2)-1] != ks[j] {
-				s2, k2 = append(s2, ss[j]), append(k2, ks[j])
-			}
-		}
+		k2, s2 := sortedRun(ks, ss, cmp3[int32])
 		s, m := float32(r.IntN(sr+1)-1), int32(r.IntN(mr+2)-mr/2-1)
 		for _, upper := range []bool{false, true} {
 			want := 0
@@ -70,24 +55,7 @@ func TestPairBound2(t *testing.T) {
 				ks[i] = []int64{math.MaxInt64, math.MinInt64}[r.IntN(2)]
 			}
 		}
-		idx := make([]int, n)
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortFunc(idx, func(a, b int) int {
-			if ss[a] != ss[b] {
-				return cmp3(int64(ss[a]), int64(ss[b]))
-			}
-			return cmp3(ks[a], ks[b])
-		})
-		var s2 []float64
-		var k2 []int64
-		for _, j := range idx {
-			if len(s2) == 0 || s2[len(s2)-1] != ss[j] || k2[len(k2)-1] != ks[j] {
-				s2, k2 = append(s2, ss[j]), append(k2, ks[j])
-			}
-		}
-		return k2, s2
+		return sortedRun(ks, ss, cmp3[int64])
 	}
 	for range 5000 {
 		k1, s1 := run()
@@ -139,27 +107,12 @@ func TestUUIDBound2(t *testing.T) {
 		for i := range ks {
 			ss[i], ks[i] = float32(r.IntN(4)), uuid{uint64(r.IntN(3)), uint64(r.IntN(40))}
 		}
-		idx := make([]int, n)
-		for i := range idx {
-			idx[i] = i
-		}
-		slices.SortFunc(idx, func(a, b int) int {
-			if less(ss[a], ks[a], ss[b], ks[b], false) {
-				return -1
+		return sortedRun(ks, ss, func(a, b uuid) int {
+			if c := cmp3(a[0], b[0]); c != 0 {
+				return c
 			}
-			if less(ss[b], ks[b], ss[a], ks[a], false) {
-				return 1
-			}
-			return 0
+			return cmp3(a[1], b[1])
 		})
-		var k2 []uuid
-		var s2 []float32
-		for _, j := range idx {
-			if len(s2) == 0 || s2[len(s2)-1] != ss[j] || k2[len(k2)-1] != ks[j] {
-				s2, k2 = append(s2, ss[j]), append(k2, ks[j])
-			}
-		}
-		return k2, s2
 	}
 	count := func(ks []uuid, ss []float32, s float32, m uuid, upper bool) int {
 		n := 0
@@ -193,4 +146,27 @@ func linearBound(ks []int64, ss []float64, s float64, m int64, upper bool) int {
 		}
 	}
 	return n
+}
+
+// sortedRun returns the entries (ss[i], ks[i]) ordered by score, then by
+// member with cmpM, without duplicate keys: a run as a leaf holds it.
+func sortedRun[K comparable, S score](ks []K, ss []S, cmpM func(a, b K) int) ([]K, []S) {
+	idx := make([]int, len(ss))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(ss[a], ss[b]); c != 0 {
+			return c
+		}
+		return cmpM(ks[a], ks[b])
+	})
+	var k2 []K
+	var s2 []S
+	for _, j := range idx {
+		if len(s2) == 0 || s2[len(s2)-1] != ss[j] || k2[len(k2)-1] != ks[j] {
+			s2, k2 = append(s2, ss[j]), append(k2, ks[j])
+		}
+	}
+	return k2, s2
 }
