@@ -125,7 +125,7 @@ func (c *zcore[M, S, V]) update(p *probe[M], slot int, sc float64, f AddFlags) (
 		return AddResult{}, errWidenScore
 	}
 	m := c.slotMember(slot)
-	c.rescore(S(cur), S(sc), p)
+	c.rescore(S(cur), S(sc), p, m)
 	c.setSlotScore(slot, m, S(sc))
 	return AddResult{Score: sc, Changed: true}, nil
 }
@@ -138,10 +138,7 @@ func (c *zcore[M, S, V]) remove(text []byte) bool {
 	s := c.slotScore(slot)
 	var pa path[M, S]
 	l := c.descend(s, &p, &pa)
-	i, ok := c.leafSearch(l, s, &p)
-	if !ok {
-		panic("packed: index and tree disagree")
-	}
+	i := c.leafFind(l, s, &p, c.slotMember(slot))
 	c.release(l.key(i))
 	c.removeAt(l, &pa, i)
 	c.eraseSlot(slot)
@@ -185,7 +182,7 @@ func (c *zcore[M, S, V]) rank(text []byte) (int, float64, bool) {
 	s := c.slotScore(slot)
 	var pa path[M, S]
 	l := c.descend(s, &p, &pa)
-	i, _ := c.leafSearch(l, s, &p)
+	i := c.leafFind(l, s, &p, c.slotMember(slot))
 	return pa.before() + i, float64(s), true
 }
 

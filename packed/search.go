@@ -7,8 +7,9 @@ import "unsafe"
 // instead of calling a comparator. Integer members get branch-free
 // four-way searches (pairBound) and paired searches for rescores
 // (pairBound2); UUID members paired searches; standard members, whose
-// comparisons read the arena, a branchy binary search. doc.go, "Searches",
-// has the measurements.
+// comparisons read the arena, a branchy binary search, except that a
+// stored standard member is found among its tied scores by its arena
+// reference (leafFind). doc.go, "Searches", has the measurements.
 
 // asSlice reinterprets a member slice as its concrete element type.
 func asSlice[T any, M member](ks []M) []T {
@@ -93,6 +94,96 @@ func pairBound[K int32 | int64, S score](ks []K, ss []S, s S, m K, upper bool) i
 		return b
 	}
 	return b + int(b2u(ss[b] < s)|b2u(ss[b] <= s)&b2u(ks[b] < m))
+}
+
+// scoreBounds returns the run of entries whose score is s, [lo, hi): the
+// first index with ss[i] >= s and the first with ss[i] > s. The two bounds
+// are two branch-free four-way searches in lockstep, as in pairBound2.
+func scoreBounds[S score](ss []S, s S) (lo, hi int) {
+	n := len(ss)
+	if n == 0 || ss[0] > s {
+		return 0, 0
+	}
+	if ss[n-1] < s {
+		return n, n
+	}
+	if ss[0] == s && ss[n-1] == s { // one score throughout, as in counters that start equal
+		return 0, n
+	}
+	if ss[0] == s && ss[1] > s { // the first entry alone, as in removals in order
+		return 0, 1
+	}
+	// Both answers lie in [b, b+n]: the steps depend on n alone, so the two
+	// chains take the same ones.
+	b1, b2 := 0, 0
+	for n > 3 {
+		q := n >> 2
+		c1 := b2u(ss[b1+q] < s) + b2u(ss[b1+2*q] < s) + b2u(ss[b1+3*q] < s)
+		c2 := b2u(ss[b2+q] <= s) + b2u(ss[b2+2*q] <= s) + b2u(ss[b2+3*q] <= s)
+		b1 += q * int(c1)
+		b2 += q * int(c2)
+		n -= 3 * q
+	}
+	for n > 1 {
+		h := n >> 1
+		b1 += h & -int(b2u(ss[b1+h] < s))
+		b2 += h & -int(b2u(ss[b2+h] <= s))
+		n -= h
+	}
+	return b1 + int(b2u(ss[b1] < s)), b2 + int(b2u(ss[b2] <= s))
+}
+
+// refScanMax is the longest run of tied scores that leafFind scans for a
+// standard member's reference; longer runs are searched by member bytes.
+const refScanMax = 64
+
+// leafFind returns the position in leaf l of member p's entry, whose score
+// s and stored member m the index gave. For standard members it finds the
+// entries tied at s and, when they are few, looks among them for the
+// reference m, so the member bytes are never read: a live member has
+// exactly one record, and its leaf entry and index slot refer to the same
+// one. (Branch fences may refer to a removed member's old record, so
+// descents compare bytes.) Searches for a new key keep keyBound's branchy
+// search: over float64 scores, in the workloads, it measured faster than
+// a branch-free score search followed by the ties.
+func (c *zcore[M, S, V]) leafFind(l *leaf[M, S], s S, p *probe[M], m M) int {
+	ks, ss := l.live()
+	if kindOf[M]() != MemberBytes {
+		i, ok := c.leafSearch(l, s, p)
+		if !ok {
+			panic("packed: index and tree disagree")
+		}
+		return i
+	}
+	lo, hi := scoreBounds(ss, s)
+	if hi-lo <= refScanMax {
+		for i := lo; i < hi; i++ {
+			if ks[i] == m {
+				return i
+			}
+		}
+		panic("packed: index and tree disagree")
+	}
+	if i := lo + c.tieBound(ks[lo:hi], p); i < hi && ks[i] == m {
+		return i
+	}
+	panic("packed: index and tree disagree")
+}
+
+// tieBound returns the first index i with ks[i] >= p in a run of standard
+// members whose scores tie: a binary search whose comparisons read the
+// arena.
+func (c *zcore[M, S, V]) tieBound(ks []M, p *probe[M]) int {
+	lo, hi := 0, len(ks)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if c.cmpMember(p, &ks[h]) > 0 {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo
 }
 
 // pairBoundBranchy is a plain binary search; pairBound uses it for an

@@ -170,3 +170,89 @@ func sortedRun[K comparable, S score](ks []K, ss []S, cmpM func(a, b K) int) ([]
 	}
 	return k2, s2
 }
+
+// scoreBounds finds the run of tied scores a linear count finds.
+func TestScoreBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(testSeed(t), 7))
+	for range 5000 {
+		n := r.IntN(10)
+		if r.IntN(2) == 0 {
+			n = r.IntN(1100)
+		}
+		sr := 1 + r.IntN(1+n/4)
+		ss := make([]float64, n)
+		for i := range ss {
+			ss[i] = float64(r.IntN(sr))
+		}
+		slices.Sort(ss)
+		s := float64(r.IntN(sr+2) - 1)
+		wlo, whi := 0, 0
+		for _, x := range ss {
+			wlo += int(b2u(x < s))
+			whi += int(b2u(x <= s))
+		}
+		if lo, hi := scoreBounds(ss, s); lo != wlo || hi != whi {
+			t.Fatalf("scoreBounds(%v) over %v = %d, %d; want %d, %d", s, ss, lo, hi, wlo, whi)
+		}
+	}
+}
+
+// Standard members: keyBound against a linear count, and leafFind finds
+// every entry by its reference, through short runs of ties (scanned) and
+// long ones (searched by bytes).
+func TestStandardSearch(t *testing.T) {
+	r := rand.New(rand.NewPCG(testSeed(t), 8))
+	for range 300 {
+		c := &zcore[sref, float64, struct{}]{}
+		n, sr := 1+r.IntN(40), 1+r.IntN(6)
+		if r.IntN(2) == 0 {
+			n, sr = 1+r.IntN(500), 1+r.IntN(1+r.IntN(40))
+		}
+		type entry struct {
+			s float64
+			b []byte
+		}
+		seen := map[string]bool{}
+		var es []entry
+		for len(es) < n {
+			b := []byte{byte('a' + r.IntN(8)), byte('a' + r.IntN(8)), byte('a' + r.IntN(8))}[:1+r.IntN(3)]
+			if !seen[string(b)] {
+				seen[string(b)] = true
+				es = append(es, entry{float64(r.IntN(sr)), b})
+			}
+		}
+		order := func(a, b entry) int {
+			if c := cmp.Compare(a.s, b.s); c != 0 {
+				return c
+			}
+			return slices.Compare(a.b, b.b)
+		}
+		slices.SortFunc(es, order)
+		l := newLeaf[sref, float64](n)
+		for _, e := range es {
+			ref, _ := c.ar.add(e.b, e.s)
+			l.appendN([]sref{ref}, []float64{e.s})
+		}
+		ks, ss := l.live()
+		for i, e := range es {
+			p := probe[sref]{b: e.b}
+			if got := c.leafFind(l, e.s, &p, ks[i]); got != i {
+				t.Fatalf("leafFind(%v %q) = %d, want %d", e.s, e.b, got, i)
+			}
+		}
+		for range 50 {
+			q := entry{float64(r.IntN(sr+2) - 1), []byte{byte('a' + r.IntN(9)), byte('a' + r.IntN(9))}[:1+r.IntN(2)]}
+			for _, upper := range []bool{false, true} {
+				want := 0
+				for _, e := range es {
+					if o := order(e, q); o < 0 || upper && o == 0 {
+						want++
+					}
+				}
+				if got := c.keyBound(ks, ss, q.s, &probe[sref]{b: q.b}, upper); got != want {
+					t.Fatalf("keyBound(%v %q, upper %v) = %d, want %d", q.s, q.b, upper, got, want)
+				}
+			}
+		}
+	}
+}

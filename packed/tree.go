@@ -473,20 +473,18 @@ func (c *zcore[M, S, V]) fixBranch(pa *path[M, S], d int) {
 	c.fixBranch(pa, d-1)
 }
 
-// rescore moves the entry for member p from score old to score s. When the
-// new key stays within the same leaf, only the entries between the old and
-// new positions shift; otherwise it is a removal and an insertion.
-func (c *zcore[M, S, V]) rescore(old, s S, p *probe[M]) {
+// rescore moves the entry for member p, stored as m, from score old to
+// score s. When the new key stays within the same leaf, only the entries
+// between the old and new positions shift; otherwise it is a removal and an
+// insertion.
+func (c *zcore[M, S, V]) rescore(old, s S, p *probe[M], m M) {
 	if hasBound2[M]() {
 		c.rescore2(old, s, p)
 		return
 	}
 	var pa path[M, S]
 	l := c.descend(old, p, &pa)
-	i, ok := c.leafSearch(l, old, p)
-	if !ok {
-		panic("packed: index and tree disagree")
-	}
+	i := c.leafFind(l, old, p, m)
 	ks, ss := l.live()
 	n := len(ks)
 	var j int
@@ -511,7 +509,6 @@ func (c *zcore[M, S, V]) rescore(old, s S, p *probe[M]) {
 		l.move(i, j, s)
 		return
 	}
-	m := l.key(i)
 	c.removeAt(l, &pa, i)
 	c.insert(s, p, m)
 }
