@@ -228,6 +228,24 @@ func pairBound2[K int32 | int64, S score](ks1 []K, ss1 []S, s1 S, m1 K, ks2 []K,
 	// NaN) with a lower member. The loops are kept lean: every extra live
 	// value spills a register onto the chain from one step to the next.
 	b1, b2 := 0, 0
+	if n1 == n2 {
+		// One leaf, or the root branch: one length, fewer live values.
+		n := n1
+		for n > 3 {
+			q := n >> 2
+			x1, x2 := b1+q, b2+q
+			c1 := (b2u(ss1[x1] < s1) | b2u(ss1[x1] <= s1)&b2u(ks1[x1] < m1)) +
+				(b2u(ss1[x1+q] < s1) | b2u(ss1[x1+q] <= s1)&b2u(ks1[x1+q] < m1)) +
+				(b2u(ss1[x1+2*q] < s1) | b2u(ss1[x1+2*q] <= s1)&b2u(ks1[x1+2*q] < m1))
+			c2 := (b2u(ss2[x2] < s2) | b2u(ss2[x2] <= s2)&b2u(ks2[x2] < m2)) +
+				(b2u(ss2[x2+q] < s2) | b2u(ss2[x2+q] <= s2)&b2u(ks2[x2+q] < m2)) +
+				(b2u(ss2[x2+2*q] < s2) | b2u(ss2[x2+2*q] <= s2)&b2u(ks2[x2+2*q] < m2))
+			b1 += q * int(c1)
+			b2 += q * int(c2)
+			n -= 3 * q
+		}
+		n1, n2 = n, n
+	}
 	for n1 > 3 || n2 > 3 {
 		q1, q2 := n1>>2, n2>>2
 		x1, y1, z1 := b1+q1, b1+2*q1, b1+3*q1

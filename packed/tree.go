@@ -3,9 +3,12 @@ package packed
 // The counted B+tree: descent, rank and select, insertion with sibling
 // shifts and splits, removal with merges and redistribution.
 
-// maxHeight bounds the branch levels. Non-root branches keep at least two
-// children, so 32 levels hold far more than 2^32 entries.
-const maxHeight = 32
+// pathInline is how many levels a path holds without allocating. Every
+// mutation declares paths, and Go zeroes them, so they are kept short: non-root
+// branches keep at least a quarter of their 64 children, so ten levels
+// hold more than 10^11 entries. Only the small branches of tests (as few as
+// two children) make deeper trees, whose paths allocate the rest.
+const pathInline = 10
 
 // initialLeafCap is the capacity a set's first leaf starts with; a root
 // leaf doubles up to the tree's leaf capacity, so small sets stay small.
@@ -22,8 +25,25 @@ type step[M member, S score] struct {
 
 // path records a descent: the branch and child index at each level.
 type path[M member, S score] struct {
-	s     [maxHeight]step[M, S]
+	s     [pathInline]step[M, S]
+	more  []step[M, S] // levels from pathInline on, in trees that deep
 	depth int
+}
+
+// at returns level d of the path.
+func (pa *path[M, S]) at(d int) *step[M, S] {
+	if d < pathInline {
+		return &pa.s[d]
+	}
+	return &pa.more[d-pathInline]
+}
+
+// start readies the path for a descent of depth levels.
+func (pa *path[M, S]) start(depth int) {
+	pa.depth = depth
+	if depth > pathInline && len(pa.more) < depth-pathInline {
+		pa.more = make([]step[M, S], depth-pathInline)
+	}
 }
 
 func (c *zcore[M, S, V]) minLeaf() int   { return max(1, c.leafCap*minLeafNum/minLeafDen) }
@@ -42,14 +62,14 @@ func (c *zcore[M, S, V]) childFor(b *branch[M, S], s S, p *probe[M]) int {
 
 // descend returns the leaf whose range holds key (s, p), recording the path.
 func (c *zcore[M, S, V]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
-	pa.depth = c.height
+	pa.start(c.height)
 	if c.height == 0 {
 		return c.rootLeaf
 	}
 	b := c.root
 	for d := 0; ; d++ {
 		i := c.childFor(b, s, p)
-		pa.s[d] = step[M, S]{b, i}
+		*pa.at(d) = step[M, S]{b, i}
 		if d == c.height-1 {
 			return b.leaves[i]
 		}
@@ -68,7 +88,8 @@ func (c *zcore[M, S, V]) leafSearch(l *leaf[M, S], s S, p *probe[M]) (int, bool)
 // adjust adds delta to the counts along a path.
 func (pa *path[M, S]) adjust(delta int) {
 	for d := range pa.depth {
-		pa.s[d].b.counts[pa.s[d].i] += delta
+		st := pa.at(d)
+		st.b.counts[st.i] += delta
 	}
 }
 
@@ -76,7 +97,7 @@ func (pa *path[M, S]) adjust(delta int) {
 func (pa *path[M, S]) before() int {
 	r := 0
 	for d := range pa.depth {
-		st := pa.s[d]
+		st := pa.at(d)
 		for _, n := range st.b.counts[:st.i] {
 			r += n
 		}
@@ -86,7 +107,7 @@ func (pa *path[M, S]) before() int {
 
 // selectPath returns the leaf and position of the entry of rank r.
 func (c *zcore[M, S, V]) selectPath(r int, pa *path[M, S]) (*leaf[M, S], int) {
-	pa.depth = c.height
+	pa.start(c.height)
 	if c.height == 0 {
 		return c.rootLeaf, r
 	}
@@ -97,7 +118,7 @@ func (c *zcore[M, S, V]) selectPath(r int, pa *path[M, S]) (*leaf[M, S], int) {
 			r -= b.counts[i]
 			i++
 		}
-		pa.s[d] = step[M, S]{b, i}
+		*pa.at(d) = step[M, S]{b, i}
 		if d == c.height-1 {
 			return b.leaves[i], r
 		}
@@ -179,7 +200,7 @@ func (c *zcore[M, S, V]) insert(s S, p *probe[M], m M) {
 // leaves nearly full under random insertion, which is most of the memory
 // per member; see doc.go.
 func (c *zcore[M, S, V]) shiftInsert(l *leaf[M, S], pa *path[M, S], i int, m M, s S) bool {
-	b, ci := pa.s[pa.depth-1].b, pa.s[pa.depth-1].i
+	b, ci := pa.at(pa.depth-1).b, pa.at(pa.depth-1).i
 	minShift, n := max(2, c.leafCap/16), l.n()
 	if ci > 0 {
 		if left := b.leaves[ci-1]; left.free() >= minShift {
@@ -227,7 +248,7 @@ func (c *zcore[M, S, V]) shiftInsert(l *leaf[M, S], pa *path[M, S], i int, m M, 
 // two thirds full (a B*-tree split; a split in two leaves two half-full
 // leaves, and leaf fill is most of the memory per member).
 func (c *zcore[M, S, V]) splitThree(pa *path[M, S], s S, p *probe[M], m M) {
-	b, li := pa.s[pa.depth-1].b, pa.s[pa.depth-1].i
+	b, li := pa.at(pa.depth-1).b, pa.at(pa.depth-1).i
 	if li+1 == b.n {
 		li--
 	}
@@ -305,7 +326,7 @@ func (c *zcore[M, S, V]) addSibling(pa *path[M, S], d, leftN int, fs S, fm M, ri
 		c.height++
 		return
 	}
-	b, i := pa.s[d-1].b, pa.s[d-1].i
+	b, i := pa.at(d-1).b, pa.at(d-1).i
 	b.insertChild(i + 1)
 	b.counts[i], b.counts[i+1] = leftN, rightN
 	b.setFence(i+1, fs, fm)
@@ -317,7 +338,7 @@ func (c *zcore[M, S, V]) addSibling(pa *path[M, S], d, leftN int, fs S, fm M, ri
 
 // splitBranch splits the branch at depth d of the path in two.
 func (c *zcore[M, S, V]) splitBranch(pa *path[M, S], d int) {
-	b := pa.s[d].b
+	b := pa.at(d).b
 	mid := b.n / 2
 	nb := &branch[M, S]{n: b.n - mid}
 	copyKids(nb, 0, b, mid, b.n-mid)
@@ -350,7 +371,7 @@ func (c *zcore[M, S, V]) fixLeaf(l *leaf[M, S], pa *path[M, S]) {
 	if l.n() >= c.minLeaf() {
 		return
 	}
-	b, li := pa.s[d-1].b, pa.s[d-1].i
+	b, li := pa.at(d-1).b, pa.at(d-1).i
 	if li > 0 && li+1 < b.n && c.spread(b, li) {
 		c.fixBranch(pa, d-1)
 		return
@@ -424,7 +445,7 @@ func (c *zcore[M, S, V]) unlink(l *leaf[M, S]) {
 // or redistributing with a sibling as fixLeaf does, and collapses a root
 // with a single child.
 func (c *zcore[M, S, V]) fixBranch(pa *path[M, S], d int) {
-	b := pa.s[d].b
+	b := pa.at(d).b
 	if d == 0 {
 		if b.n == 1 {
 			c.height--
@@ -439,7 +460,7 @@ func (c *zcore[M, S, V]) fixBranch(pa *path[M, S], d int) {
 	if b.n >= c.minBranch() {
 		return
 	}
-	g, li := pa.s[d-1].b, pa.s[d-1].i
+	g, li := pa.at(d-1).b, pa.at(d-1).i
 	if li > 0 {
 		li--
 	}
@@ -553,14 +574,15 @@ func (c *zcore[M, S, V]) rescore2(old, s S, p *probe[M]) {
 
 // descend2 is descend for two keys of member p at once, in lockstep.
 func (c *zcore[M, S, V]) descend2(s1, s2 S, p *probe[M], pa, pb *path[M, S]) (*leaf[M, S], *leaf[M, S]) {
-	pa.depth, pb.depth = c.height, c.height
+	pa.start(c.height)
+	pb.start(c.height)
 	if c.height == 0 {
 		return c.rootLeaf, c.rootLeaf
 	}
 	a, b := c.root, c.root
 	for d := 0; ; d++ {
 		i, j := c.keyBound2(a.sepM[1:a.n], a.sepS[1:a.n], s1, b.sepM[1:b.n], b.sepS[1:b.n], s2, p, true)
-		pa.s[d], pb.s[d] = step[M, S]{a, i}, step[M, S]{b, j}
+		*pa.at(d), *pb.at(d) = step[M, S]{a, i}, step[M, S]{b, j}
 		if d == c.height-1 {
 			return a.leaves[i], b.leaves[j]
 		}
@@ -572,7 +594,7 @@ func (c *zcore[M, S, V]) descend2(s1, s2 S, p *probe[M], pa, pb *path[M, S]) (*l
 // (or, when upper, below the upper fence) of the leaf at the end of pa.
 func (c *zcore[M, S, V]) withinFence(pa *path[M, S], s S, p *probe[M], upper bool) bool {
 	for d := pa.depth - 1; d >= 0; d-- {
-		b, i := pa.s[d].b, pa.s[d].i
+		b, i := pa.at(d).b, pa.at(d).i
 		if !upper && i > 0 {
 			return !c.keyLess(s, p, b.sepS[i], &b.sepM[i])
 		}
