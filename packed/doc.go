@@ -232,17 +232,19 @@
 //
 // docs/benchmarks.md has the workloads of the seeds measured against the
 // structure a Go developer would otherwise write (a map beside a
-// tidwall/btree of (score, member) items), in the same runs. INT32/FLOAT32
-// rescores take 1.50 to 1.93 times less CPU than the baseline, rank 3 to 5
-// times less; standard rescores 1.21 to 1.34 times less and rank 3 to 3.6;
-// standard sets take less than half the baseline's memory, INT32/FLOAT32
-// sets up to a third less. Against the seed's C++ figures, the INT32/FLOAT32
-// same-leaf rescore and no-op update are below them and the random rescore
-// 6% above; tied increments, insertion, delete/reinsert and sequential
-// deletion are 1.3 to 2.2 times slower. What remains is the index probe's
-// cache miss, the leaf shifts and member parsing beside the searches; the
-// next step we would try is a per-leaf sample of every 16th score, so that
-// a cold leaf search touches about three cache lines instead of seven.
+// tidwall/btree of (score, member) items), in the same runs. Over three
+// runs, INT32/FLOAT32 rescores take 1.41 to 2.08 times less CPU than the
+// baseline (tied increments the least, same-leaf rescores the most), rank 3
+// to 6.6 times less; standard rescores 1.17 to 1.64 times less and rank 3.6
+// to 5.6; standard sets take less than half the baseline's memory,
+// INT32/FLOAT32 sets up to a third less. Against the seed's C++ figures
+// (another machine), the INT32/FLOAT32 same-leaf rescore and no-op update
+// were below them in the fastest run and the random rescore 6% above; tied
+// increments, insertion, delete/reinsert and sequential deletion are 1.3 to
+// 3.7 times slower. What remains is the index probe's cache miss, the leaf
+// shifts and member parsing beside the searches. A per-leaf sample of every
+// 16th entry, searched first, did not make a search of a cache-resident leaf
+// faster (docs/benchmarks.md lists what else was tried).
 //
 // # Memory accounting
 //
