@@ -538,9 +538,9 @@ func (c *zcore[M, S, V]) rescore(old, s S, p *probe[M], m M) {
 // to the new one together and searches both leaves together (keyBound2),
 // so the two searches cost about one. When both keys fall in the same leaf
 // the entry moves within it; otherwise it is removed from the old leaf and
-// put at its found position in the new one, unless the removal leaves the
-// old leaf underfull or the new leaf is full: then the tree's ordinary
-// removal and insertion restore its shape.
+// put at its found position in the new one, and then the old leaf's fill
+// is restored as after any removal; only when the new leaf is full does
+// the tree's ordinary insertion (with its shifts and splits) take over.
 func (c *zcore[M, S, V]) rescore2(old, s S, p *probe[M]) {
 	var pa, pb path[M, S]
 	la, lb := c.descend2(old, s, p, &pa, &pb)
@@ -562,10 +562,14 @@ func (c *zcore[M, S, V]) rescore2(old, s S, p *probe[M]) {
 	pa.adjust(-1)
 	c.n--
 	la.removeRange(i, i+1)
-	if la.n() >= c.minLeaf() && lb.free() > 0 {
+	if lb.free() > 0 {
+		// Insert first, then restore the old leaf's fill: the insertion
+		// changes no branch, so pa still describes the tree for fixLeaf
+		// (whose merge may take in lb itself).
 		pb.adjust(1)
 		c.n++
 		lb.insertAt(j, m, s)
+		c.fixLeaf(la, &pa)
 		return
 	}
 	c.fixLeaf(la, &pa)
