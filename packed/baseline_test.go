@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
+	"unsafe"
 
 	"github.com/tidwall/btree"
 )
@@ -11,7 +13,11 @@ import (
 // The baseline a Go developer would otherwise write: a map from member to
 // score and a tidwall/btree BTreeG of (score, member) items, without locks.
 // BTreeG keeps counted nodes and offers GetAt (select) but no rank of an
-// item, so rank is a binary search over GetAt, O(log² n).
+// item, so rank is a binary search over GetAt, O(log² n). Standard members
+// are looked up through a view of the member's bytes, without a copy, and
+// copied into a string only to be stored (map keys and tree items keep it),
+// as a careful Go developer would write it: a no-op update, a removal or a
+// rank allocates nothing, a rescore or an insertion one string.
 
 type item[K int32 | string, V float32 | float64] struct {
 	s V
@@ -28,25 +34,29 @@ func lessItem[K int32 | string, V float32 | float64](a, b item[K, V]) bool {
 type baseline[K int32 | string, V float32 | float64] struct {
 	tr    *btree.BTreeG[item[K, V]]
 	idx   map[K]V
-	key   func([]byte) K
+	key   func([]byte) K // the member as K, valid only until m changes
+	own   func(K) K      // a key that may be stored
 	heap0 uint64
 }
 
 func newBaseline(l Layout) zimpl {
 	if l == Standard {
-		return newBase[string, float64](func(m []byte) string { return string(m) })
+		return newBase[string, float64](func(m []byte) string {
+			return unsafe.String(unsafe.SliceData(m), len(m))
+		}, strings.Clone)
 	}
 	return newBase[int32, float32](func(m []byte) int32 {
 		v, _ := strconv.ParseInt(string(m), 10, 32)
 		return int32(v)
-	})
+	}, func(k int32) int32 { return k })
 }
 
-func newBase[K int32 | string, V float32 | float64](key func([]byte) K) *baseline[K, V] {
+func newBase[K int32 | string, V float32 | float64](key func([]byte) K, own func(K) K) *baseline[K, V] {
 	return &baseline[K, V]{
 		tr:  btree.NewBTreeGOptions(lessItem[K, V], btree.Options{NoLocks: true}),
 		idx: map[K]V{},
 		key: key,
+		own: own,
 	}
 }
 
@@ -59,6 +69,7 @@ func (b *baseline[K, V]) put(k K, v V) {
 		}
 		b.tr.Delete(item[K, V]{old, k})
 	}
+	k = b.own(k)
 	b.tr.Set(item[K, V]{v, k})
 	b.idx[k] = v
 }
