@@ -84,13 +84,24 @@ func (a *arena) size(r sref) int {
 }
 
 // uvarint decodes a record length; records are written by add, so the
-// encoding is always well formed.
+// encoding is always well formed. It has no call in it, so that it and
+// record inline.
 func uvarint(b []byte) (n, k int) {
-	if b[0] < 0x80 {
-		return int(b[0]), 1
+	var v uint64
+	var s uint
+	for i, c := range b {
+		if c < 0x80 {
+			return int(v | uint64(c)<<s), i + 1
+		}
+		v |= uint64(c&0x7f) << s
+		s += 7
 	}
-	v, k := binary.Uvarint(b)
-	return int(v), k
+	return 0, len(b)
+}
+
+// equal reports whether record r holds member b.
+func (a *arena) equal(r sref, b []byte) bool {
+	return string(record(a.buf, r)) == string(b)
 }
 
 // valid reports whether r is the offset of a well-formed record.

@@ -79,7 +79,11 @@ func (c *zcore[M, S, V]) add(text []byte, sc float64, f AddFlags) (AddResult, er
 		return AddResult{}, errWidenMember
 	}
 	if found {
-		return c.update(&p, slot, sc, f)
+		cur := float64(c.slotScore(slot))
+		if f == 0 && sc == cur { // a plain ZADD of the same score: the common no-op, first
+			return AddResult{Score: cur}, nil
+		}
+		return c.update(&p, slot, cur, sc, f)
 	}
 	if f&AddXX != 0 {
 		return AddResult{Skipped: true}, nil
@@ -104,9 +108,8 @@ func (c *zcore[M, S, V]) add(text []byte, sc float64, f AddFlags) (AddResult, er
 	return AddResult{Score: sc, Added: true}, nil
 }
 
-// update applies Add to an existing member.
-func (c *zcore[M, S, V]) update(p *probe[M], slot int, sc float64, f AddFlags) (AddResult, error) {
-	cur := float64(c.slotScore(slot))
+// update applies Add to an existing member, found in slot with score cur.
+func (c *zcore[M, S, V]) update(p *probe[M], slot int, cur, sc float64, f AddFlags) (AddResult, error) {
 	if f&AddNX != 0 {
 		return AddResult{Score: cur, Skipped: true}, nil
 	}

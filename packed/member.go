@@ -147,7 +147,7 @@ func (c *zcore[M, S, V]) cmpMember(p *probe[M], m *M) int {
 // eqMember reports whether a probe is the stored member m.
 func (c *zcore[M, S, V]) eqMember(p *probe[M], m *M) bool {
 	if kindOf[M]() == MemberBytes {
-		return bytes.Equal(p.b, c.ar.get(*asRef(m)))
+		return c.ar.equal(*asRef(m), p.b)
 	}
 	return p.m == *m
 }

@@ -120,7 +120,7 @@ func (c *zcore[M, S, V]) find(h uint64, p *probe[M]) (int, bool) {
 		grp := &x.groups[g]
 		for m := matchH2(grp.ctrl, h2); m != 0; m &= m - 1 {
 			j := firstSlot(m)
-			if kindOf[M]() != MemberBytes && grp.keys[j] == p.m || kindOf[M]() == MemberBytes && c.eqMember(p, &grp.keys[j]) {
+			if kindOf[M]() != MemberBytes && grp.keys[j] == p.m || kindOf[M]() == MemberBytes && c.ar.equal(*asRef(&grp.keys[j]), p.b) {
 				return g<<3 | j, true
 			}
 		}
