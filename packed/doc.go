@@ -224,9 +224,10 @@
 // that score, and a scan of up to 64 references finds it. That took the
 // standard rank from 332 to 253 ns, same-leaf rescore 277 to 232, random
 // rescore 684 to 619, sequential deletion 241 to 205 and delete/reinsert
-// 980 to 903 (thread CPU, medians of four alternated rounds). Leaf capacities from 64 to 1,024
-// performed within the noise of each other; 128 and 256 were slower than
-// 512 with the paired searches too.
+// 980 to 903 (thread CPU, medians of four alternated rounds).
+//
+// Leaf capacities from 64 to 1,024 performed within the noise of each
+// other; 128 and 256 were slower than 512 with the paired searches too.
 //
 // # Performance
 //

@@ -59,11 +59,8 @@ func pairBound[K int32 | int64, S score](ks []K, ss []S, s S, m K, upper bool) i
 	}
 	n := len(ss)
 	ks = ks[:n]
-	// The answer lies in [b, b+n]. An entry orders before the key when its
-	// score is lower, or equal (<= and not <; scores are never NaN) with a
-	// lower member.
-	//
-	// A key at either end is answered at once: removing in order
+	// The answer lies in [b, b+n] (precedes says which entries order before
+	// the key). A key at either end is answered at once: removing in order
 	// (sequential deletion, ZPOPMIN) and appending in order, whose branches
 	// a binary search would predict perfectly, stay as cheap as that.
 	if n == 0 || ss[0] > s || ss[0] == s && ks[0] >= m {
@@ -75,10 +72,7 @@ func pairBound[K int32 | int64, S score](ks []K, ss []S, s S, m K, upper bool) i
 	b := 0
 	for n > 3 {
 		q := n >> 2
-		x1, x2, x3 := b+q, b+2*q, b+3*q
-		c := (b2u(ss[x1] < s) | b2u(ss[x1] <= s)&b2u(ks[x1] < m)) +
-			(b2u(ss[x2] < s) | b2u(ss[x2] <= s)&b2u(ks[x2] < m)) +
-			(b2u(ss[x3] < s) | b2u(ss[x3] <= s)&b2u(ks[x3] < m))
+		c := precedes(ks, ss, b+q, s, m) + precedes(ks, ss, b+2*q, s, m) + precedes(ks, ss, b+3*q, s, m)
 		// c quarters are before the key. Keeping n-3q entries (q, or up to
 		// three more after the last quarter point) stays in bounds.
 		b += q * int(c)
@@ -86,14 +80,13 @@ func pairBound[K int32 | int64, S score](ks []K, ss []S, s S, m K, upper bool) i
 	}
 	for n > 1 {
 		h := n >> 1
-		x := b + h
-		b += h & -int(b2u(ss[x] < s)|b2u(ss[x] <= s)&b2u(ks[x] < m))
+		b += h & -int(precedes(ks, ss, b+h, s, m))
 		n -= h
 	}
 	if n == 0 {
 		return b
 	}
-	return b + int(b2u(ss[b] < s)|b2u(ss[b] <= s)&b2u(ks[b] < m))
+	return b + int(precedes(ks, ss, b, s, m))
 }
 
 // scoreBounds returns the run of entries whose score is s, [lo, hi): the
@@ -147,7 +140,6 @@ const refScanMax = 64
 // search: over float64 scores, in the workloads, it measured faster than
 // a branch-free score search followed by the ties.
 func (c *zcore[M, S, V]) leafFind(l *leaf[M, S], s S, p *probe[M], m M) int {
-	ks, ss := l.live()
 	if kindOf[M]() != MemberBytes {
 		i, ok := c.leafSearch(l, s, p)
 		if !ok {
@@ -155,6 +147,7 @@ func (c *zcore[M, S, V]) leafFind(l *leaf[M, S], s S, p *probe[M], m M) int {
 		}
 		return i
 	}
+	ks, ss := l.live()
 	lo, hi := scoreBounds(ss, s)
 	if hi-lo <= refScanMax {
 		for i := lo; i < hi; i++ {
@@ -223,23 +216,17 @@ func pairBound2[K int32 | int64, S score](ks1 []K, ss1 []S, s1 S, m1 K, ks2 []K,
 	ks1, ks2 = ks1[:n1], ks2[:n2]
 	// Each answer lies in [b, b+n]. Four-way steps first, as in pairBound
 	// (a run of three or fewer stays put, q = 0, while the other goes on),
-	// then binary steps down to one entry. An entry orders before the key
-	// when its score is lower, or equal (<= and not <; scores are never
-	// NaN) with a lower member. The loops are kept lean: every extra live
-	// value spills a register onto the chain from one step to the next.
+	// then binary steps down to one entry. The loops are kept lean: every
+	// extra live value spills a register onto the chain from one step to
+	// the next.
 	b1, b2 := 0, 0
 	if n1 == n2 {
 		// One leaf, or the root branch: one length, fewer live values.
 		n := n1
 		for n > 3 {
 			q := n >> 2
-			x1, x2 := b1+q, b2+q
-			c1 := (b2u(ss1[x1] < s1) | b2u(ss1[x1] <= s1)&b2u(ks1[x1] < m1)) +
-				(b2u(ss1[x1+q] < s1) | b2u(ss1[x1+q] <= s1)&b2u(ks1[x1+q] < m1)) +
-				(b2u(ss1[x1+2*q] < s1) | b2u(ss1[x1+2*q] <= s1)&b2u(ks1[x1+2*q] < m1))
-			c2 := (b2u(ss2[x2] < s2) | b2u(ss2[x2] <= s2)&b2u(ks2[x2] < m2)) +
-				(b2u(ss2[x2+q] < s2) | b2u(ss2[x2+q] <= s2)&b2u(ks2[x2+q] < m2)) +
-				(b2u(ss2[x2+2*q] < s2) | b2u(ss2[x2+2*q] <= s2)&b2u(ks2[x2+2*q] < m2))
+			c1 := precedes(ks1, ss1, b1+q, s1, m1) + precedes(ks1, ss1, b1+2*q, s1, m1) + precedes(ks1, ss1, b1+3*q, s1, m1)
+			c2 := precedes(ks2, ss2, b2+q, s2, m2) + precedes(ks2, ss2, b2+2*q, s2, m2) + precedes(ks2, ss2, b2+3*q, s2, m2)
 			b1 += q * int(c1)
 			b2 += q * int(c2)
 			n -= 3 * q
@@ -248,14 +235,8 @@ func pairBound2[K int32 | int64, S score](ks1 []K, ss1 []S, s1 S, m1 K, ks2 []K,
 	}
 	for n1 > 3 || n2 > 3 {
 		q1, q2 := n1>>2, n2>>2
-		x1, y1, z1 := b1+q1, b1+2*q1, b1+3*q1
-		x2, y2, z2 := b2+q2, b2+2*q2, b2+3*q2
-		c1 := (b2u(ss1[x1] < s1) | b2u(ss1[x1] <= s1)&b2u(ks1[x1] < m1)) +
-			(b2u(ss1[y1] < s1) | b2u(ss1[y1] <= s1)&b2u(ks1[y1] < m1)) +
-			(b2u(ss1[z1] < s1) | b2u(ss1[z1] <= s1)&b2u(ks1[z1] < m1))
-		c2 := (b2u(ss2[x2] < s2) | b2u(ss2[x2] <= s2)&b2u(ks2[x2] < m2)) +
-			(b2u(ss2[y2] < s2) | b2u(ss2[y2] <= s2)&b2u(ks2[y2] < m2)) +
-			(b2u(ss2[z2] < s2) | b2u(ss2[z2] <= s2)&b2u(ks2[z2] < m2))
+		c1 := precedes(ks1, ss1, b1+q1, s1, m1) + precedes(ks1, ss1, b1+2*q1, s1, m1) + precedes(ks1, ss1, b1+3*q1, s1, m1)
+		c2 := precedes(ks2, ss2, b2+q2, s2, m2) + precedes(ks2, ss2, b2+2*q2, s2, m2) + precedes(ks2, ss2, b2+3*q2, s2, m2)
 		b1 += q1 * int(c1)
 		b2 += q2 * int(c2)
 		n1 -= 3 * q1
@@ -263,17 +244,21 @@ func pairBound2[K int32 | int64, S score](ks1 []K, ss1 []S, s1 S, m1 K, ks2 []K,
 	}
 	for n1 > 1 || n2 > 1 {
 		h1, h2 := n1>>1, n2>>1
-		x1, x2 := b1+h1, b2+h2
-		c1 := b2u(ss1[x1] < s1) | b2u(ss1[x1] <= s1)&b2u(ks1[x1] < m1)
-		c2 := b2u(ss2[x2] < s2) | b2u(ss2[x2] <= s2)&b2u(ks2[x2] < m2)
+		c1 := precedes(ks1, ss1, b1+h1, s1, m1)
+		c2 := precedes(ks2, ss2, b2+h2, s2, m2)
 		b1 += h1 & -int(c1)
 		b2 += h2 & -int(c2)
 		n1 -= h1
 		n2 -= h2
 	}
-	c1 := b2u(ss1[b1] < s1) | b2u(ss1[b1] <= s1)&b2u(ks1[b1] < m1)
-	c2 := b2u(ss2[b2] < s2) | b2u(ss2[b2] <= s2)&b2u(ks2[b2] < m2)
-	return b1 + int(c1), b2 + int(c2)
+	return b1 + int(precedes(ks1, ss1, b1, s1, m1)), b2 + int(precedes(ks2, ss2, b2, s2, m2))
+}
+
+// precedes is 1 if entry x of a run (members ks, scores ss) orders before
+// key (s, m), else 0: its score is lower, or equal (<= and not <; scores are
+// never NaN) with a lower member. It inlines to SETcc and masks, no jump.
+func precedes[K int32 | int64, S score](ks []K, ss []S, x int, s S, m K) uint {
+	return b2u(ss[x] < s) | b2u(ss[x] <= s)&b2u(ks[x] < m)
 }
 
 // b2u is 1 for true and 0 for false; the compiler makes it a SETcc.

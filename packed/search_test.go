@@ -44,10 +44,7 @@ func TestSearches(t *testing.T) {
 func TestPairBound2(t *testing.T) {
 	r := rand.New(rand.NewPCG(testSeed(t), 5))
 	run := func() ([]int64, []float64) {
-		n := r.IntN(6)
-		if r.IntN(2) == 0 {
-			n = r.IntN(700)
-		}
+		n := runLen(r, 6, 700)
 		ss, ks := make([]float64, n), make([]int64, n)
 		for i := range ss {
 			ss[i], ks[i] = float64(r.IntN(1+n/8)), int64(r.IntN(50))
@@ -99,10 +96,7 @@ func TestUUIDBound2(t *testing.T) {
 		return k1[1] < k2[1] || orEq && k1[1] == k2[1]
 	}
 	run := func() ([]uuid, []float32) {
-		n := r.IntN(5)
-		if r.IntN(2) == 0 {
-			n = r.IntN(300)
-		}
+		n := runLen(r, 5, 300)
 		ks, ss := make([]uuid, n), make([]float32, n)
 		for i := range ks {
 			ss[i], ks[i] = float32(r.IntN(4)), uuid{uint64(r.IntN(3)), uint64(r.IntN(40))}
@@ -135,6 +129,17 @@ func TestUUIDBound2(t *testing.T) {
 			}
 		}
 	}
+}
+
+// runLen returns a run length below short or, half the time, below long:
+// runs short enough for the searches' edge cases and long enough for
+// several four-way steps.
+func runLen(r *rand.Rand, short, long int) int {
+	n := r.IntN(short)
+	if r.IntN(2) == 0 {
+		n = r.IntN(long)
+	}
+	return n
 }
 
 // linearBound is pairBound by counting the entries before the key.
@@ -175,10 +180,7 @@ func sortedRun[K comparable, S score](ks []K, ss []S, cmpM func(a, b K) int) ([]
 func TestScoreBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(testSeed(t), 7))
 	for range 5000 {
-		n := r.IntN(10)
-		if r.IntN(2) == 0 {
-			n = r.IntN(1100)
-		}
+		n := runLen(r, 10, 1100)
 		sr := 1 + r.IntN(1+n/4)
 		ss := make([]float64, n)
 		for i := range ss {
