@@ -57,13 +57,19 @@ func (l *leaf[M, S]) insertAt(i int, m M, s S) {
 		l.recenter((len(l.keys) - n) / 2)
 		lo = int(l.lo)
 	}
+	// (A copy of nothing still calls memmove: appending and prepending,
+	// as loads in order do, skip it.)
 	if front && lo > 0 || int(l.hi) == len(l.keys) {
-		copy(l.keys[lo-1:lo-1+i], l.keys[lo:lo+i])
-		copy(l.scores[lo-1:lo-1+i], l.scores[lo:lo+i])
+		if i > 0 {
+			copy(l.keys[lo-1:lo-1+i], l.keys[lo:lo+i])
+			copy(l.scores[lo-1:lo-1+i], l.scores[lo:lo+i])
+		}
 		l.lo--
 	} else {
-		copy(l.keys[lo+i+1:l.hi+1], l.keys[lo+i:l.hi])
-		copy(l.scores[lo+i+1:l.hi+1], l.scores[lo+i:l.hi])
+		if i < n {
+			copy(l.keys[lo+i+1:l.hi+1], l.keys[lo+i:l.hi])
+			copy(l.scores[lo+i+1:l.hi+1], l.scores[lo+i:l.hi])
+		}
 		l.hi++
 	}
 	l.keys[int(l.lo)+i], l.scores[int(l.lo)+i] = m, s
@@ -72,8 +78,16 @@ func (l *leaf[M, S]) insertAt(i int, m M, s S) {
 // removeRange removes entries [i, j), shifting the shorter side.
 func (l *leaf[M, S]) removeRange(i, j int) {
 	n, lo, k := l.n(), int(l.lo), j-i
-	if k == n {
+	switch {
+	case k == n:
 		l.lo, l.hi = 0, 0
+		return
+	case i == 0: // at the front (ZPOPMIN, removals in order): nothing moves,
+		// and a copy of nothing would still call memmove
+		l.lo += int32(k)
+		return
+	case j == n:
+		l.hi -= int32(k)
 		return
 	}
 	if i < n-j {
