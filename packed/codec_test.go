@@ -2,8 +2,10 @@ package packed
 
 import (
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"testing"
+	"time"
 )
 
 func TestParseCanonicalInt(t *testing.T) {
@@ -16,6 +18,38 @@ func TestParseCanonicalInt(t *testing.T) {
 	for _, s := range []string{"", "-", "+1", "01", "-0", "00", " 1", "1 ", "1a", "9223372036854775808", "-9223372036854775809", "18446744073709551616", "99999999999999999999", "1.0"} {
 		if _, ok := parseCanonicalInt([]byte(s)); ok {
 			t.Errorf("parse(%q) accepted", s)
+		}
+	}
+}
+
+// TestParseCanonicalIntAgainstStrconv compares parseCanonicalInt with
+// strconv.ParseInt plus the canonical-form rule on random texts of every
+// length up to 21, mostly digits, some with one byte changed to a byte
+// next to the digit range, a sign or a space.
+func TestParseCanonicalIntAgainstStrconv(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 0))
+	odd := []byte{'/', ':', '-', '+', ' ', 0, 0x80, 0xb0, 'a', 0x39 + 0x10, 0x30 - 0x10}
+	for i := 0; i < 200000; i++ {
+		b := make([]byte, r.IntN(22))
+		for j := range b {
+			b[j] = byte('0' + r.IntN(10))
+		}
+		if len(b) > 0 && r.IntN(4) == 0 {
+			b[0] = '-'
+		}
+		if len(b) > 0 && r.IntN(3) == 0 {
+			b[r.IntN(len(b))] = odd[r.IntN(len(odd))]
+		}
+		if len(b) > 0 && r.IntN(3) == 0 && b[0] == '0' {
+			b[0] = '1'
+		}
+		want, err := strconv.ParseInt(string(b), 10, 64)
+		canonical := err == nil && strconv.FormatInt(want, 10) == string(b)
+		got, ok := parseCanonicalInt(b)
+		if ok != canonical || ok && got != want {
+			t.Fatalf("parseCanonicalInt(%q) = %d %v, want %d %v", b, got, ok, want, canonical)
 		}
 	}
 }
