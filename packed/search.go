@@ -140,14 +140,14 @@ const refScanMax = 64
 // search: over float64 scores, in the workloads, it measured faster than
 // a branch-free score search followed by the ties.
 func (c *zcore[M, S, V]) leafFind(l *leaf[M, S], s S, p *probe[M], m M) int {
+	ks, ss := l.live()
 	if kindOf[M]() != MemberBytes {
-		i, ok := c.leafSearch(l, s, p)
-		if !ok {
+		i := c.keyBound(ks, ss, s, p, false)
+		if i >= len(ss) || ss[i] != s || ks[i] != m {
 			panic("packed: index and tree disagree")
 		}
 		return i
 	}
-	ks, ss := l.live()
 	lo, hi := scoreBounds(ss, s)
 	if hi-lo <= refScanMax {
 		for i := lo; i < hi; i++ {

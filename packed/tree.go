@@ -54,12 +54,6 @@ func (c *zcore[M, S, V]) keyLess(s S, p *probe[M], fs S, fm *M) bool {
 	return s < fs || s == fs && c.cmpMember(p, fm) < 0
 }
 
-// childFor returns the child of b whose range holds key (s, p): the last
-// child whose fence is <= the key.
-func (c *zcore[M, S, V]) childFor(b *branch[M, S], s S, p *probe[M]) int {
-	return c.keyBound(b.sepM[1:b.n], b.sepS[1:b.n], s, p, true)
-}
-
 // descend returns the leaf whose range holds key (s, p), recording the path.
 func (c *zcore[M, S, V]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
 	pa.start(c.height)
@@ -68,7 +62,10 @@ func (c *zcore[M, S, V]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
 	}
 	b := c.root
 	for d := 0; ; d++ {
-		i := c.childFor(b, s, p)
+		// The child whose range holds the key: the last whose fence is
+		// <= the key. (Written out: generic methods called from generic
+		// code are not inlined, and each level of call costs.)
+		i := c.keyBound(b.sepM[1:b.n], b.sepS[1:b.n], s, p, true)
 		*pa.at(d) = step[M, S]{b, i}
 		if d == c.height-1 {
 			return b.leaves[i]
