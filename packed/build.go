@@ -160,8 +160,8 @@ func (c *zcore[M, S, V]) load(n int, entries iter.Seq2[[]byte, float64]) error {
 	b := c.newBuilder(n)
 	var err error
 	for m, s := range entries {
-		p, st := parseProbe[M](m)
-		if st != parseOK || !fits[S](s) {
+		var p probe[M]
+		if parseProbe(m, &p) != parseOK || !fits[S](s) {
 			return ErrMember
 		}
 		if err = b.add(&p, S(s)); err != nil {

@@ -55,18 +55,19 @@ func (c *zcore[M, S, V]) len() int { return c.n }
 
 func (c *zcore[M, S, V]) caps() (int, int) { return c.leafCap, c.branchCap }
 
-// lookup parses member text and finds it in the index.
-func (c *zcore[M, S, V]) lookup(text []byte) (p probe[M], h uint64, slot int, found bool, st parseStatus) {
-	if p, st = parseProbe[M](text); st != parseOK {
-		return p, 0, -1, false, st
+// lookup parses member text into p and finds it in the index.
+func (c *zcore[M, S, V]) lookup(text []byte, p *probe[M]) (h uint64, slot int, found bool, st parseStatus) {
+	if st = parseProbe(text, p); st != parseOK {
+		return 0, -1, false, st
 	}
-	h = hashProbe(&p)
-	slot, found = c.findSlot(h, &p)
-	return p, h, slot, found, st
+	h = hashProbe(p)
+	slot, found = c.findSlot(h, p)
+	return h, slot, found, st
 }
 
 func (c *zcore[M, S, V]) add(text []byte, sc float64, f AddFlags) (AddResult, error) {
-	p, h, slot, found, st := c.lookup(text)
+	var p probe[M]
+	h, slot, found, st := c.lookup(text, &p)
 	switch {
 	case st == parseBad:
 		return AddResult{}, ErrMember
@@ -134,7 +135,8 @@ func (c *zcore[M, S, V]) update(p *probe[M], slot int, cur, sc float64, f AddFla
 }
 
 func (c *zcore[M, S, V]) remove(text []byte) bool {
-	p, _, slot, found, _ := c.lookup(text)
+	var p probe[M]
+	_, slot, found, _ := c.lookup(text, &p)
 	if !found {
 		return false
 	}
@@ -170,7 +172,8 @@ func (c *zcore[M, S, V]) afterRemove() {
 }
 
 func (c *zcore[M, S, V]) score(text []byte) (float64, bool) {
-	_, _, slot, found, _ := c.lookup(text)
+	var p probe[M]
+	_, slot, found, _ := c.lookup(text, &p)
 	if !found {
 		return 0, false
 	}
@@ -178,7 +181,8 @@ func (c *zcore[M, S, V]) score(text []byte) (float64, bool) {
 }
 
 func (c *zcore[M, S, V]) rank(text []byte) (int, float64, bool) {
-	p, _, slot, found, _ := c.lookup(text)
+	var p probe[M]
+	_, slot, found, _ := c.lookup(text, &p)
 	if !found {
 		return 0, 0, false
 	}
@@ -197,8 +201,8 @@ func (c *zcore[M, S, V]) scoreRank(x float64, inclusive bool) int {
 }
 
 func (c *zcore[M, S, V]) lexRank(text []byte, inclusive bool) int {
-	p, st := parseProbe[M](text)
-	if st != parseOK {
+	var p probe[M]
+	if parseProbe(text, &p) != parseOK {
 		return 0
 	}
 	if inclusive {
