@@ -258,3 +258,24 @@ func TestStandardSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexRef checks the four-at-a-time reference scan against a plain
+// one on runs of every length up to 40, the reference at every position
+// and absent.
+func TestIndexRef(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		refs := make([]uint32, n)
+		for i := range refs {
+			refs[i] = uint32(1000 + 7*i)
+		}
+		for want := -1; want < n; want++ {
+			r := uint32(5)
+			if want >= 0 {
+				r = refs[want]
+			}
+			if got := indexRef(refs, r); got != want {
+				t.Fatalf("n=%d: indexRef found %d, want %d", n, got, want)
+			}
+		}
+	}
+}
