@@ -221,10 +221,29 @@
 // +16%). But a member already in the set is found without reading any
 // member bytes (leafFind): the index gives its score and its arena
 // reference, a paired branch-free search gives the run of entries tied at
-// that score, and a scan of up to 64 references finds it. That took the
-// standard rank from 332 to 253 ns, same-leaf rescore 277 to 232, random
-// rescore 684 to 619, sequential deletion 241 to 205 and delete/reinsert
-// 980 to 903 (thread CPU, medians of four alternated rounds).
+// that score, and a scan of the run's references (four compares at a time,
+// up to 1,024 of them) finds it. That took the standard rank from 332 to
+// 253 ns, same-leaf rescore 277 to 232, random rescore 684 to 619,
+// sequential deletion 241 to 205 and delete/reinsert 980 to 903 (thread
+// CPU, medians of four alternated rounds); scanning whole runs rather than
+// searching runs over 64 by member bytes then took tied increments from
+// 502 to 433.
+//
+// # Calls and copies
+//
+// The generic core pays for its calls: the Go compiler does not inline a
+// generic method into another generic method's shaped body, so every
+// helper is a real call with its spills, and hot paths are written with
+// fewer levels (descents search branches directly, leafFind searches the
+// leaf itself). Values that cross those calls are passed by pointer where
+// a copy would be read back in pieces: the member probe used to be returned
+// by value from parsing, and the CPU cannot forward a store to a load of a
+// different size, so every lookup stalled on it; parsed in place, a
+// standard member's lookup went from 46 to 30 ns and its no-op update and
+// sequential deletion took 27% and 17% less time. Integer members are
+// parsed eight digits at a time (codec.go, digits8), and a leaf removal or
+// insertion at either end of its run skips the copies of nothing (a copy of
+// zero elements still calls memmove).
 //
 // Leaf capacities from 64 to 1,024 performed within the noise of each
 // other; 128 and 256 were slower than 512 with the paired searches too.
@@ -233,20 +252,19 @@
 //
 // docs/benchmarks.md has the workloads of the seeds measured against the
 // structure a Go developer would otherwise write (a map beside a
-// tidwall/btree of (score, member) items), in the same runs. Over three
-// runs, INT32/FLOAT32 rescores take 1.41 to 2.08 times less CPU than the
-// baseline (tied increments the least, same-leaf rescores the most), rank 3
-// to 6.6 times less; standard rescores 1.13 to 1.64 times less and rank 3.4
-// to 5.8, while a no-op update of a standard member is about a third slower
-// than Go's map; standard sets take less than half the baseline's memory,
-// INT32/FLOAT32 sets up to a third less. Against the seed's C++ figures
-// (another machine), the INT32/FLOAT32 same-leaf rescore and no-op update
-// were below them in the fastest run and the random rescore 6% above; tied
-// increments, insertion, delete/reinsert and sequential deletion are 1.3 to
-// 3.7 times slower. What remains is the index probe's cache miss, the leaf
-// shifts and member parsing beside the searches. A per-leaf sample of every
-// 16th entry, searched first, did not make a search of a cache-resident leaf
-// faster (docs/benchmarks.md lists what else was tried).
+// tidwall/btree of (score, member) items), in the same runs. In the latest
+// run, INT32/FLOAT32 rescores take 1.65 to 2.04 times less CPU than the
+// baseline (tied increments the least, same-leaf rescores the most; 1.41
+// to 2.08 over all runs) and rank 4.6 to 5 times less; standard rescores
+// 1.2 to 1.6 times less and rank 3.1 to 3.9, while a no-op update of a
+// standard member takes 1.6 times as long as Go's map lookup; standard sets
+// take less than half the baseline's memory, INT32/FLOAT32 sets up to a
+// third less. Against the seed's C++ figures (another machine), the
+// INT32/FLOAT32 workloads were at or below them on this session's VM
+// except sequential deletion (58 against 49 ns), and 1.3 to 3.7 times above
+// them on the previous session's slower one. What remains is the index
+// probe's cache miss, the leaf shifts and the generic core's calls beside
+// the searches (docs/benchmarks.md lists what else was tried).
 //
 // # Memory accounting
 //
