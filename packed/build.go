@@ -178,7 +178,8 @@ func (c *zcore[M, S, V]) clone() core {
 	c.walk(nil, func(l *leaf[M, S]) {
 		ks, ss := l.live()
 		for i := range ks {
-			p := c.stored(ks[i])
+			var p probe[M]
+			c.stored(ks[i], &p)
 			if err := b.add(&p, ss[i]); err != nil {
 				panic("packed: clone of an inconsistent set")
 			}

@@ -36,7 +36,8 @@ func (c *zcore[M, S, V]) cmpKeys(as S, am M, bs S, bm M) int {
 		}
 		return 1
 	}
-	p := c.stored(am)
+	var p probe[M]
+	c.stored(am, &p)
 	return c.cmpMember(&p, &bm)
 }
 
@@ -161,7 +162,8 @@ func (c *zcore[M, S, V]) checkIndex(leaves []*leaf[M, S]) error {
 					return fmt.Errorf("bad control byte %#x", b)
 				}
 				full++
-				p := c.stored(g.keys[j])
+				var p probe[M]
+				c.stored(g.keys[j], &p)
 				h := hashProbe(&p)
 				if h&0x7f != b {
 					return fmt.Errorf("slot %d has fingerprint %#x, member hashes to %#x", gi*8+j, b, h&0x7f)
@@ -178,7 +180,8 @@ func (c *zcore[M, S, V]) checkIndex(leaves []*leaf[M, S]) error {
 	for _, l := range leaves {
 		ks, ss := l.live()
 		for i := range ks {
-			p := c.stored(ks[i])
+			var p probe[M]
+			c.stored(ks[i], &p)
 			slot, ok := c.find(hashProbe(&p), &p)
 			if !ok {
 				return fmt.Errorf("member %q is in the tree but not the index", c.text(nil, ks[i]))

@@ -264,7 +264,8 @@ func (c *zcore[M, S, V]) removeRange(start, end int) int {
 		j := min(l.n(), i+left)
 		ks, ss := l.live()
 		for k := i; k < j; k++ {
-			p := c.stored(ks[k])
+			var p probe[M]
+			c.stored(ks[k], &p)
 			slot, found := c.findSlot(hashProbe(&p), &p)
 			if !found || c.slotScore(slot) != ss[k] {
 				panic("packed: index and tree disagree")
@@ -385,7 +386,8 @@ func (c *zcore[M, S, V]) buildIndex(n int) {
 	c.walk(nil, func(l *leaf[M, S]) {
 		ks, ss := l.live()
 		for i, m := range ks {
-			p := c.stored(m)
+			var p probe[M]
+			c.stored(m, &p)
 			h := hashProbe(&p)
 			c.idx.commit(c.idx.freshSlot(h), h, m, valueOf[S, V](ss[i]))
 		}

@@ -156,13 +156,13 @@ func (c *zcore[M, S, V]) eqMember(p *probe[M], m *M) bool {
 	return p.m == *m
 }
 
-// stored returns the probe for a member held by the set.
-func (c *zcore[M, S, V]) stored(m M) probe[M] {
-	p := probe[M]{m: m}
+// stored fills p with the probe for a member held by the set (in place,
+// as parseProbe does, for the same reason).
+func (c *zcore[M, S, V]) stored(m M, p *probe[M]) {
+	p.m = m
 	if kindOf[M]() == MemberBytes {
 		p.b = c.ar.get(*asRef(&m))
 	}
-	return p
 }
 
 // hashProbe hashes a probe for the index.

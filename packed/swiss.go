@@ -202,14 +202,32 @@ func (x *swiss[M, V]) freshSlot(h uint64) int {
 // rehash rebuilds the index with n groups, dropping tombstones.
 func (c *zcore[M, S, V]) rehash(n int) {
 	old := c.idx.groups
-	c.idx.init(n)
+	x := &c.idx
+	x.init(n)
+	// The new table has no tombstones and no member twice: each member
+	// goes into the first EMPTY slot of its probe sequence, written here
+	// directly rather than through freshSlot and commit (a rehash moves
+	// about two members per insertion over a table's growth).
 	for gi := range old {
 		g := &old[gi]
 		for m := ^g.ctrl & msbs; m != 0; m &= m - 1 {
 			j := firstSlot(m)
-			p := c.stored(g.keys[j])
+			var p probe[M]
+			c.stored(g.keys[j], &p)
 			h := hashProbe(&p)
-			c.idx.commit(c.idx.freshSlot(h), h, g.keys[j], g.vals[j])
+			t := homeGroup(h, n)
+			for x.groups[t].ctrl&msbs == 0 { // no EMPTY byte
+				if t++; t == n {
+					t = 0
+				}
+			}
+			ng := &x.groups[t]
+			k := firstSlot(ng.ctrl & msbs)
+			shift := uint(k) * 8
+			ng.ctrl = ng.ctrl&^(0xff<<shift) | (h&0x7f)<<shift
+			ng.keys[k], ng.vals[k] = g.keys[j], g.vals[j]
+			x.count++
+			x.growthLeft--
 		}
 	}
 }
