@@ -153,25 +153,61 @@ func (c *zcore[M, S, V]) leafFind(l *leaf[M, S], s S, p *probe[M], m M) int {
 		}
 		return i
 	}
+	// A leaf entry refers to its member's one record, so the first entry
+	// from the run's start that refers to m is m's: scan from the first
+	// entry at s without looking for the run's end.
+	lo := scoreLower(ss, s)
+	end := min(len(ks), lo+refScanMax)
+	i := lo
+	for ; i < min(end, lo+8); i++ { // few ties: the common case
+		if ks[i] == m {
+			break
+		}
+	}
+	if i == lo+8 {
+		if j := indexRef(asSlice[uint32](ks[i:end]), *(*uint32)(unsafe.Pointer(&m))); j >= 0 {
+			i += j
+		} else {
+			i = end
+		}
+	}
+	if i < end {
+		if ss[i] != s {
+			panic("packed: index and tree disagree")
+		}
+		return i
+	}
+	// A run longer than refScanMax (leaves configured larger than the
+	// default): search it by member bytes.
 	lo, hi := scoreBounds(ss, s)
-	if hi-lo <= 8 { // few ties: the common case
-		for i := lo; i < hi; i++ {
-			if ks[i] == m {
-				return i
-			}
-		}
-		panic("packed: index and tree disagree")
-	}
-	if hi-lo <= refScanMax {
-		if i := indexRef(asSlice[uint32](ks[lo:hi]), *(*uint32)(unsafe.Pointer(&m))); i >= 0 {
-			return lo + i
-		}
-		panic("packed: index and tree disagree")
-	}
 	if i := lo + c.tieBound(ks[lo:hi], p); i < hi && ks[i] == m {
 		return i
 	}
 	panic("packed: index and tree disagree")
+}
+
+// scoreLower returns the first index with ss[i] >= s: scoreBounds's first
+// chain alone.
+func scoreLower[S score](ss []S, s S) int {
+	n := len(ss)
+	if n == 0 || ss[0] >= s {
+		return 0
+	}
+	if ss[n-1] < s {
+		return n
+	}
+	b := 0
+	for n > 3 {
+		q := n >> 2
+		b += q * int(b2u(ss[b+q] < s)+b2u(ss[b+2*q] < s)+b2u(ss[b+3*q] < s))
+		n -= 3 * q
+	}
+	for n > 1 {
+		h := n >> 1
+		b += h & -int(b2u(ss[b+h] < s))
+		n -= h
+	}
+	return b + int(b2u(ss[b] < s))
 }
 
 // indexRef returns the index of r in refs, or -1: a scan four at a time,

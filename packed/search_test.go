@@ -176,7 +176,8 @@ func sortedRun[K comparable, S score](ks []K, ss []S, cmpM func(a, b K) int) ([]
 	return k2, s2
 }
 
-// scoreBounds finds the run of tied scores a linear count finds.
+// scoreBounds finds the run of tied scores a linear count finds, and
+// scoreLower its start.
 func TestScoreBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(testSeed(t), 7))
 	for range 5000 {
@@ -196,6 +197,9 @@ func TestScoreBounds(t *testing.T) {
 		if lo, hi := scoreBounds(ss, s); lo != wlo || hi != whi {
 			t.Fatalf("scoreBounds(%v) over %v = %d, %d; want %d, %d", s, ss, lo, hi, wlo, whi)
 		}
+		if lo := scoreLower(ss, s); lo != wlo {
+			t.Fatalf("scoreLower(%v) over %v = %d; want %d", s, ss, lo, wlo)
+		}
 	}
 }
 
@@ -207,8 +211,11 @@ func TestStandardSearch(t *testing.T) {
 	for range 300 {
 		c := &zcore[sref, float64, struct{}]{}
 		n, sr := 1+r.IntN(40), 1+r.IntN(6)
-		if r.IntN(2) == 0 {
+		switch r.IntN(4) {
+		case 0, 1:
 			n, sr = 1+r.IntN(500), 1+r.IntN(1+r.IntN(40))
+		case 2: // runs longer than refScanMax, searched by bytes
+			n, sr = refScanMax+1+r.IntN(600), 1+r.IntN(2)
 		}
 		type entry struct {
 			s float64
@@ -217,7 +224,7 @@ func TestStandardSearch(t *testing.T) {
 		seen := map[string]bool{}
 		var es []entry
 		for len(es) < n {
-			b := []byte{byte('a' + r.IntN(8)), byte('a' + r.IntN(8)), byte('a' + r.IntN(8))}[:1+r.IntN(3)]
+			b := []byte{byte('a' + r.IntN(16)), byte('a' + r.IntN(16)), byte('a' + r.IntN(16)), byte('a' + r.IntN(16))}[:1+r.IntN(4)]
 			if !seen[string(b)] {
 				seen[string(b)] = true
 				es = append(es, entry{float64(r.IntN(sr)), b})
