@@ -66,3 +66,19 @@ func TestUUIDText(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseCanonicalInt checks parseCanonicalInt against strconv.ParseInt
+// and the canonical-form rule on any bytes.
+func FuzzParseCanonicalInt(f *testing.F) {
+	for _, s := range []string{"0", "-1", "12345678", "123456789", "9223372036854775807", "-9223372036854775808", "0012", "-0", "1a", "+5", "99999999999999999999"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, err := strconv.ParseInt(string(b), 10, 64)
+		canonical := err == nil && strconv.FormatInt(want, 10) == string(b)
+		got, ok := parseCanonicalInt(b)
+		if ok != canonical || ok && got != want {
+			t.Fatalf("parseCanonicalInt(%q) = %d %v, want %d %v", b, got, ok, want, canonical)
+		}
+	})
+}
