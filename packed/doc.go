@@ -254,11 +254,11 @@
 // docs/benchmarks.md has the workloads of the seeds measured against the
 // structure a Go developer would otherwise write (a map beside a
 // tidwall/btree of (score, member) items), in the same runs. In the latest
-// run, INT32/FLOAT32 rescores take 1.65 to 2.04 times less CPU than the
+// run, INT32/FLOAT32 rescores take 1.68 to 2.05 times less CPU than the
 // baseline (tied increments the least, same-leaf rescores the most; 1.41
-// to 2.08 over all runs) and rank 4.6 to 5 times less; standard rescores
-// 1.2 to 1.6 times less and rank 3.1 to 3.9, while a no-op update of a
-// standard member takes 1.6 times as long as Go's map lookup; standard sets
+// to 2.08 over all runs) and rank 3.2 to 5 times less; standard rescores
+// 1.3 to 1.7 times less and rank 3.1 to 3.9, while a no-op update of a
+// standard member takes 1.5 times as long as Go's map lookup; standard sets
 // take less than half the baseline's memory, INT32/FLOAT32 sets up to a
 // third less. Against the seed's C++ figures (another machine), the
 // INT32/FLOAT32 workloads were at or below them on this session's VM
