@@ -45,12 +45,19 @@ func TestParseCanonicalIntAgainstStrconv(t *testing.T) {
 		if len(b) > 0 && r.IntN(3) == 0 && b[0] == '0' {
 			b[0] = '1'
 		}
-		want, err := strconv.ParseInt(string(b), 10, 64)
-		canonical := err == nil && strconv.FormatInt(want, 10) == string(b)
-		got, ok := parseCanonicalInt(b)
-		if ok != canonical || ok && got != want {
-			t.Fatalf("parseCanonicalInt(%q) = %d %v, want %d %v", b, got, ok, want, canonical)
-		}
+		checkParse(t, b)
+	}
+}
+
+// checkParse compares parseCanonicalInt(b) with strconv.ParseInt and the
+// canonical-form rule (the text is exactly the value's formatting).
+func checkParse(t *testing.T, b []byte) {
+	t.Helper()
+	want, err := strconv.ParseInt(string(b), 10, 64)
+	canonical := err == nil && strconv.FormatInt(want, 10) == string(b)
+	got, ok := parseCanonicalInt(b)
+	if ok != canonical || ok && got != want {
+		t.Fatalf("parseCanonicalInt(%q) = %d %v, want %d %v", b, got, ok, want, canonical)
 	}
 }
 
@@ -73,12 +80,5 @@ func FuzzParseCanonicalInt(f *testing.F) {
 	for _, s := range []string{"0", "-1", "12345678", "123456789", "9223372036854775807", "-9223372036854775808", "0012", "-0", "1a", "+5", "99999999999999999999"} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		want, err := strconv.ParseInt(string(b), 10, 64)
-		canonical := err == nil && strconv.FormatInt(want, 10) == string(b)
-		got, ok := parseCanonicalInt(b)
-		if ok != canonical || ok && got != want {
-			t.Fatalf("parseCanonicalInt(%q) = %d %v, want %d %v", b, got, ok, want, canonical)
-		}
-	})
+	f.Fuzz(checkParse)
 }

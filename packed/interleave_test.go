@@ -3,7 +3,6 @@ package packed
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 	"testing"
 	"time"
 )
@@ -30,7 +29,9 @@ func orderKey32(s float32, m int32) uint64 {
 }
 
 // orderBound2 is pairBound2 over order keys: the first index of each run
-// whose key is not below k1 (in a) and k2 (in b).
+// whose key is not below k1 (in a) and k2 (in b). Its steps are
+// pairBound2's, step for step, so that the benchmark compares the two
+// layouts and nothing else.
 func orderBound2(a []uint64, k1 uint64, b []uint64, k2 uint64) (int, int) {
 	n1, n2 := len(a), len(b)
 	b1, b2 := 0, 0
@@ -75,28 +76,9 @@ func BenchmarkInterleavedSearch(b *testing.B) {
 	}
 	ls := make([]lf, leaves)
 	for i := range ls {
-		type e struct {
-			s float32
-			m int32
-		}
-		es := make([]e, n)
-		for j := range es {
-			es[j] = e{float32(r.IntN(100)), int32(r.IntN(1 << 20))}
-		}
-		slices.SortFunc(es, func(x, y e) int {
-			if x.s != y.s {
-				if x.s < y.s {
-					return -1
-				}
-				return 1
-			}
-			return int(x.m) - int(y.m)
+		ls[i].ks, ls[i].ss, ls[i].c = orderedRun(n, func() (float32, int32) {
+			return float32(r.IntN(100)), int32(r.IntN(1 << 20))
 		})
-		for _, x := range es {
-			ls[i].ks = append(ls[i].ks, x.m)
-			ls[i].ss = append(ls[i].ss, x.s)
-			ls[i].c = append(ls[i].c, orderKey32(x.s, x.m))
-		}
 	}
 	type q struct {
 		l1, l2 int
@@ -136,32 +118,9 @@ func TestOrderKeySearchAgrees(t *testing.T) {
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 6))
 	for it := 0; it < 2000; it++ {
-		n := 1 + r.IntN(300)
-		var ks []int32
-		var ss []float32
-		var cs []uint64
-		for j := 0; j < n; j++ {
-			ss = append(ss, float32(r.IntN(20)-10))
-			ks = append(ks, int32(r.IntN(100)-50))
-		}
-		idx := make([]int, n)
-		for j := range idx {
-			idx[j] = j
-		}
-		slices.SortFunc(idx, func(x, y int) int {
-			if ss[x] != ss[y] {
-				if ss[x] < ss[y] {
-					return -1
-				}
-				return 1
-			}
-			return int(ks[x]) - int(ks[y])
+		k2, s2, cs := orderedRun(1+r.IntN(300), func() (float32, int32) {
+			return float32(r.IntN(20) - 10), int32(r.IntN(100) - 50)
 		})
-		k2, s2 := make([]int32, n), make([]float32, n)
-		for j, x := range idx {
-			k2[j], s2[j] = ks[x], ss[x]
-			cs = append(cs, orderKey32(ss[x], ks[x]))
-		}
 		s, m := float32(r.IntN(20)-10), int32(r.IntN(100)-50)
 		a, _ := pairBound2(k2, s2, s, m, k2, s2, s, m, false)
 		c, _ := orderBound2(cs, orderKey32(s, m), cs, orderKey32(s, m))
@@ -169,4 +128,19 @@ func TestOrderKeySearchAgrees(t *testing.T) {
 			t.Fatalf("split %d combined %d", a, c)
 		}
 	}
+}
+
+// orderedRun draws n (score, member) entries and returns them as a leaf
+// holds them (sortedRun), in split arrays and as order keys.
+func orderedRun(n int, draw func() (float32, int32)) ([]int32, []float32, []uint64) {
+	ks, ss := make([]int32, n), make([]float32, n)
+	for i := range ks {
+		ss[i], ks[i] = draw()
+	}
+	ks, ss = sortedRun(ks, ss, cmp3[int32])
+	cs := make([]uint64, len(ks))
+	for i := range ks {
+		cs[i] = orderKey32(ss[i], ks[i])
+	}
+	return ks, ss, cs
 }
