@@ -88,10 +88,11 @@ func (c *zcore[M, S, V]) stats() Stats {
 		st.Bytes += allocSize(sizeOf[branch[M, S]](), true)
 	}, func(l *leaf[M, S]) {
 		st.Leaves++
-		st.LeafSlots += len(l.keys)
+		st.LeafSlots += l.capacity()
 		st.Bytes += allocSize(sizeOf[leaf[M, S]](), true) +
+			allocSize(uintptr(len(l.ents))*8, false) +
 			allocSize(uintptr(len(l.keys))*sizeOf[M](), false) +
-			allocSize(uintptr(len(l.keys))*sizeOf[S](), false)
+			allocSize(uintptr(len(l.scores))*sizeOf[S](), false)
 	})
 	st.Bytes += allocSize(uintptr(len(c.idx.groups))*sizeOf[group[M, V]](), false)
 	st.Bytes += allocSize(uintptr(cap(c.ar.buf)), false)

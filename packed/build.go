@@ -59,9 +59,8 @@ func (b *builder[M, S, V]) add(p *probe[M], s S) error {
 		slot = c.reserve(h, slot)
 	} else {
 		for _, l := range b.leaves {
-			ks, _ := l.live()
-			for i := range ks {
-				if c.eqMember(p, &ks[i]) {
+			for i := range l.n() {
+				if m := l.key(i); c.eqMember(p, &m) {
 					return errOrder
 				}
 			}
@@ -92,8 +91,7 @@ func (b *builder[M, S, V]) add(p *probe[M], s S) error {
 		b.leaves = append(b.leaves, l)
 		b.cur = l
 	}
-	b.cur.keys[b.cur.hi], b.cur.scores[b.cur.hi] = m, s
-	b.cur.hi++
+	b.cur.push(m, s)
 	c.commitSlot(slot, h, m, s)
 	b.prevS, b.prevM = s, m
 	b.added++
@@ -161,7 +159,7 @@ func (c *zcore[M, S, V]) load(n int, entries iter.Seq2[[]byte, float64]) error {
 	var err error
 	for m, s := range entries {
 		var p probe[M]
-		if parseProbe(m, &p) != parseOK || !fits[S](s) {
+		if parseProbe(m, &p) != parseOK || !fits[M, S](s) {
 			return ErrMember
 		}
 		if err = b.add(&p, S(s)); err != nil {
@@ -176,11 +174,10 @@ func (c *zcore[M, S, V]) clone() core {
 	d := &zcore[M, S, V]{layout: c.layout, leafCap: c.leafCap, branchCap: c.branchCap}
 	b := d.newBuilder(c.n)
 	c.walk(nil, func(l *leaf[M, S]) {
-		ks, ss := l.live()
-		for i := range ks {
+		for i := range l.n() {
 			var p probe[M]
-			c.stored(ks[i], &p)
-			if err := b.add(&p, ss[i]); err != nil {
+			c.stored(l.key(i), &p)
+			if err := b.add(&p, l.score(i)); err != nil {
 				panic("packed: clone of an inconsistent set")
 			}
 		}

@@ -90,13 +90,20 @@ func (c *zcore[M, S, V]) checkNode(b *branch[M, S], l *leaf[M, S], d int, leaves
 
 func (c *zcore[M, S, V]) checkLeaf(l *leaf[M, S], d int, lo, hi *fence[M, S]) error {
 	n := l.n()
-	if l.lo < 0 || l.lo > l.hi || int(l.hi) > len(l.keys) || len(l.scores) != len(l.keys) {
-		return fmt.Errorf("leaf bounds [%d,%d) capacity %d", l.lo, l.hi, len(l.keys))
+	okeys := okeyLeaves[M, S]()
+	if l.lo < 0 || l.lo > l.hi || int(l.hi) > l.capacity() || len(l.scores) != len(l.keys) || okeys != (l.ents != nil) || okeys == (l.keys != nil) {
+		return fmt.Errorf("leaf bounds [%d,%d) capacity %d", l.lo, l.hi, l.capacity())
 	}
-	if len(l.keys) > c.leafCap || d > 0 && (n == 0 || len(l.keys) != c.leafCap) {
-		return fmt.Errorf("leaf at depth %d holds %d of capacity %d (tree capacity %d)", d, n, len(l.keys), c.leafCap)
+	if l.capacity() > c.leafCap || d > 0 && (n == 0 || l.capacity() != c.leafCap) {
+		return fmt.Errorf("leaf at depth %d holds %d of capacity %d (tree capacity %d)", d, n, l.capacity(), c.leafCap)
 	}
-	ks, ss := l.live()
+	ks, ss := make([]M, n), make([]S, n)
+	for i := range n {
+		ks[i], ss[i] = l.key(i), l.score(i)
+		if okeys && okeyOf(ss[i], ks[i]) != l.ents[int(l.lo)+i] {
+			return fmt.Errorf("order key %#x does not round-trip", l.ents[int(l.lo)+i])
+		}
+	}
 	for i := range ks {
 		if ss[i] != ss[i] {
 			return fmt.Errorf("NaN score in leaf")
@@ -178,7 +185,10 @@ func (c *zcore[M, S, V]) checkIndex(leaves []*leaf[M, S]) error {
 		return fmt.Errorf("index counts: full %d/%d tombs %d/%d growthLeft %d", full, x.count, tombs, x.tombs, x.growthLeft)
 	}
 	for _, l := range leaves {
-		ks, ss := l.live()
+		ks, ss := make([]M, l.n()), make([]S, l.n())
+		for i := range ks {
+			ks[i], ss[i] = l.key(i), l.score(i)
+		}
 		for i := range ks {
 			var p probe[M]
 			c.stored(ks[i], &p)

@@ -89,7 +89,7 @@ func (c *zcore[M, S, V]) add(text []byte, sc float64, f AddFlags) (AddResult, er
 	if f&AddXX != 0 {
 		return AddResult{Skipped: true}, nil
 	}
-	if !fits[S](sc) {
+	if !fits[M, S](sc) {
 		return AddResult{}, errWidenScore
 	}
 	slot = c.reserveSlot(h, slot)
@@ -125,7 +125,7 @@ func (c *zcore[M, S, V]) update(p *probe[M], slot int, cur, sc float64, f AddFla
 	if sc == cur { // Redis compares with ==: 0 onto -0 is no change
 		return AddResult{Score: cur}, nil
 	}
-	if !fits[S](sc) {
+	if !fits[M, S](sc) {
 		return AddResult{}, errWidenScore
 	}
 	m := c.slotMember(slot)
@@ -262,15 +262,15 @@ func (c *zcore[M, S, V]) removeRange(start, end int) int {
 		var pa path[M, S]
 		l, i := c.selectPath(start, &pa)
 		j := min(l.n(), i+left)
-		ks, ss := l.live()
 		for k := i; k < j; k++ {
 			var p probe[M]
-			c.stored(ks[k], &p)
+			m := l.key(k)
+			c.stored(m, &p)
 			slot, found := c.findSlot(hashProbe(&p), &p)
-			if !found || c.slotScore(slot) != ss[k] {
+			if !found || c.slotScore(slot) != l.score(k) {
 				panic("packed: index and tree disagree")
 			}
-			c.release(ks[k])
+			c.release(m)
 			c.eraseSlot(slot)
 		}
 		pa.adjust(i - j)
@@ -301,9 +301,9 @@ func (c *zcore[M, S, V]) findSlot(h uint64, p *probe[M]) (int, bool) {
 		return c.find(h, p)
 	}
 	if c.rootLeaf != nil {
-		ks, _ := c.rootLeaf.live()
-		for i := range ks {
-			if c.eqMember(p, &ks[i]) {
+		l := c.rootLeaf
+		for i := range l.n() {
+			if m := l.key(i); c.eqMember(p, &m) {
 				return i, true
 			}
 		}
@@ -384,12 +384,12 @@ func valueOf[S score, V any](s S) (v V) {
 func (c *zcore[M, S, V]) buildIndex(n int) {
 	c.idx.init(groupsFor(n))
 	c.walk(nil, func(l *leaf[M, S]) {
-		ks, ss := l.live()
-		for i, m := range ks {
+		for i := range l.n() {
 			var p probe[M]
+			m := l.key(i)
 			c.stored(m, &p)
 			h := hashProbe(&p)
-			c.idx.commit(c.idx.freshSlot(h), h, m, valueOf[S, V](ss[i]))
+			c.idx.commit(c.idx.freshSlot(h), h, m, valueOf[S, V](l.score(i)))
 		}
 	})
 }

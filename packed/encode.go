@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"math"
 	"slices"
 )
 
@@ -53,14 +54,14 @@ func (c *zcore[M, S, V]) encode(w *bufio.Writer) error {
 	var err error
 	var buf []byte
 	c.walk(nil, func(l *leaf[M, S]) {
-		ks, ss := l.live()
-		for len(ks) > 0 && err == nil {
-			k := min(len(ks), maxBlock)
+		for at := 0; at < l.n() && err == nil; {
+			k := min(l.n()-at, maxBlock)
 			buf = binary.AppendUvarint(buf[:0], uint64(k))
-			for _, s := range ss[:k] {
-				buf = appendScore(buf, s)
+			for i := at; i < at+k; i++ {
+				buf = appendScore(buf, l.score(i))
 			}
-			for _, m := range ks[:k] {
+			for i := at; i < at+k; i++ {
+				m := l.key(i)
 				if kindOf[M]() == MemberBytes {
 					b := c.ar.get(*asRef(&m))
 					buf = binary.AppendUvarint(buf, uint64(len(b)))
@@ -80,7 +81,7 @@ func (c *zcore[M, S, V]) encode(w *bufio.Writer) error {
 				buf = appendPacked(buf, m)
 			}
 			_, err = w.Write(buf)
-			ks, ss = ks[k:], ss[k:]
+			at += k
 		}
 	})
 	return err
@@ -101,13 +102,28 @@ func Decode(r *bufio.Reader) (*ZSet, error) {
 		return nil, ErrCorrupt
 	}
 	c := newCore(Layout(lb), DefaultLeafCap, maxFanout)
-	if err := c.decode(r, int(count)); err != nil {
+	negZero, err := c.decode(r, int(count))
+	if err != nil {
 		return nil, ErrCorrupt
 	}
-	return &ZSet{layout: Layout(lb), c: c}, nil
+	z := &ZSet{layout: Layout(lb), c: c}
+	if len(negZero) > 0 {
+		// Encodings made before INT32/FLOAT32 leaves held order keys may
+		// hold -0 there; the layout now widens to keep it (okey.go).
+		z.convert(z.layout.widenScore())
+		for _, m := range negZero {
+			z.c.remove(m)
+			if _, err := z.c.add(m, math.Copysign(0, -1), 0); err != nil {
+				return nil, ErrCorrupt
+			}
+		}
+	}
+	return z, nil
 }
 
-func (c *zcore[M, S, V]) decode(r *bufio.Reader, n int) error {
+// decode bulk-loads n entries. Order-key leaves cannot hold -0: it is
+// loaded as +0 and the member's text returned in negZero.
+func (c *zcore[M, S, V]) decode(r *bufio.Reader, n int) (negZero [][]byte, err error) {
 	b := c.newBuilder(n)
 	sw, mw := scoreWidth[S](), memberWidth[M]()
 	var scores []S
@@ -115,10 +131,10 @@ func (c *zcore[M, S, V]) decode(r *bufio.Reader, n int) error {
 	for left := n; left > 0; {
 		k, err := binary.ReadUvarint(r)
 		if err != nil || k == 0 || k > maxBlock || k > uint64(left) {
-			return ErrCorrupt
+			return nil, ErrCorrupt
 		}
 		if raw, err = readN(r, raw, int(k)*sw); err != nil {
-			return err
+			return nil, err
 		}
 		scores = scores[:0]
 		for i := range int(k) {
@@ -128,26 +144,30 @@ func (c *zcore[M, S, V]) decode(r *bufio.Reader, n int) error {
 			var p probe[M]
 			if mw > 0 {
 				if mb, err = readN(r, mb, mw); err != nil {
-					return err
+					return nil, err
 				}
 				p.m = getPacked[M](mb)
 			} else {
 				ln, err := binary.ReadUvarint(r)
 				if err != nil || ln > maxMemberLen {
-					return ErrCorrupt
+					return nil, ErrCorrupt
 				}
 				if mb, err = readN(r, mb, int(ln)); err != nil {
-					return err
+					return nil, err
 				}
 				p.b = mb
 			}
+			if okeyLeaves[M, S]() && s == 0 && math.Signbit(float64(s)) {
+				s = 0
+				negZero = append(negZero, c.appendMember(nil, p.m))
+			}
 			if err := b.add(&p, s); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		left -= int(k)
 	}
-	return b.finish()
+	return negZero, b.finish()
 }
 
 // readN reads n bytes into buf, growing it only as data arrives, so a

@@ -30,6 +30,37 @@ func randomSet(r *rand.Rand, l Layout, leafCap, n int) *ZSet {
 	return z
 }
 
+// TestDecodeNegativeZeroInt32Float32 decodes an INT32/FLOAT32 encoding
+// holding -0, as sets stored -0 before their leaves held order keys: the
+// set widens to INT32/FLOAT64 and keeps -0 exactly.
+func TestDecodeNegativeZeroInt32Float32(t *testing.T) {
+	b := []byte{encodingVersion, byte(Int32Float32), 3, 3}
+	for _, s := range []float32{-1, float32(math.Copysign(0, -1)), 0} {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(s))
+	}
+	for _, m := range []int32{9, 3, 5} {
+		b = binary.LittleEndian.AppendUint32(b, uint32(m))
+	}
+	z, err := decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := z.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if z.Layout() != Int32Float64 {
+		t.Fatalf("layout %v, want int32:float64", z.Layout())
+	}
+	for m, want := range map[string]float64{"9": -1, "3": math.Copysign(0, -1), "5": 0} {
+		if s, ok := z.Score([]byte(m)); !ok || math.Float64bits(s) != math.Float64bits(want) {
+			t.Errorf("score of %s = %v %v, want %v", m, s, ok, want)
+		}
+	}
+	if got := memberList(z); len(got) != 3 || got[0] != "9" || got[1] != "3" || got[2] != "5" {
+		t.Errorf("order %v", got)
+	}
+}
+
 func TestEncodeRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(testSeed(t), 1))
 	for _, l := range allLayouts {

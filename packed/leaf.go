@@ -2,77 +2,139 @@ package packed
 
 // leaf is a B+tree leaf: a sorted run of (score, member) entries.
 //
-// Members and scores live in two pointer-free arrays (separate, so an INT32
-// member and a FLOAT32 score take 8 bytes with no padding, and a binary
-// search on scores touches only score cache lines). The live entries are
-// keys[lo:hi]: the run floats inside its arrays so that an insertion or
-// removal shifts whichever side of the position is shorter. A removal at
-// the front (ZPOPMIN, sequential deletion) moves nothing at all, and an
-// average random update moves a quarter of the leaf rather than half.
+// Entries live in pointer-free arrays. INT32/FLOAT32 leaves keep one array
+// of order keys (ents; see okey.go). The other layouts keep members and
+// scores in two arrays (separate, so that no entry carries padding and a
+// binary search on scores touches only score cache lines); their ents is
+// nil, and theirs keys and scores are nil in order-key leaves.
+//
+// The live entries are [lo, hi): the run floats inside its arrays so that
+// an insertion or removal shifts whichever side of the position is
+// shorter. A removal at the front (ZPOPMIN, sequential deletion) moves
+// nothing at all, and an average random update moves a quarter of the
+// leaf rather than half.
 type leaf[M member, S score] struct {
-	keys       []M // len(keys) is the leaf's capacity
+	keys       []M // len(keys) is the leaf's capacity (split arrays)
 	scores     []S
+	ents       []uint64 // order keys; len(ents) is the capacity
 	lo, hi     int32
 	prev, next *leaf[M, S]
 }
 
 func newLeaf[M member, S score](capacity int) *leaf[M, S] {
+	if okeyLeaves[M, S]() {
+		return &leaf[M, S]{ents: make([]uint64, capacity)}
+	}
 	return &leaf[M, S]{keys: make([]M, capacity), scores: make([]S, capacity)}
 }
 
 func (l *leaf[M, S]) n() int { return int(l.hi - l.lo) }
 
-func (l *leaf[M, S]) free() int { return len(l.keys) - l.n() }
+// capacity returns how many entries the leaf's arrays hold.
+func (l *leaf[M, S]) capacity() int {
+	if okeyLeaves[M, S]() {
+		return len(l.ents)
+	}
+	return len(l.keys)
+}
 
-// live returns the entries.
-func (l *leaf[M, S]) live() ([]M, []S) { return l.keys[l.lo:l.hi], l.scores[l.lo:l.hi] }
+func (l *leaf[M, S]) free() int { return l.capacity() - l.n() }
 
-func (l *leaf[M, S]) key(i int) M { return l.keys[int(l.lo)+i] }
+// live returns the entries of a leaf with split arrays.
+func (l *leaf[M, S]) live() ([]M, []S) {
+	if okeyLeaves[M, S]() {
+		panic("packed: live on an order-key leaf")
+	}
+	return l.keys[l.lo:l.hi], l.scores[l.lo:l.hi]
+}
 
-func (l *leaf[M, S]) score(i int) S { return l.scores[int(l.lo)+i] }
+// entries returns the entries of an order-key leaf.
+func (l *leaf[M, S]) entries() []uint64 { return l.ents[l.lo:l.hi] }
+
+func (l *leaf[M, S]) key(i int) M {
+	x := int(l.lo) + i
+	if okeyLeaves[M, S]() {
+		return okeyMember[M](l.ents[x])
+	}
+	return l.keys[x]
+}
+
+func (l *leaf[M, S]) score(i int) S {
+	x := int(l.lo) + i
+	if okeyLeaves[M, S]() {
+		return okeyScore[S](l.ents[x])
+	}
+	return l.scores[x]
+}
+
+// shift copies the n entries at array index src to array index dst.
+func (l *leaf[M, S]) shift(dst, src, n int) {
+	if okeyLeaves[M, S]() {
+		copy(l.ents[dst:dst+n], l.ents[src:src+n])
+		return
+	}
+	copy(l.keys[dst:dst+n], l.keys[src:src+n])
+	copy(l.scores[dst:dst+n], l.scores[src:src+n])
+}
+
+// set writes an entry at array index x.
+func (l *leaf[M, S]) set(x int, m M, s S) {
+	if okeyLeaves[M, S]() {
+		l.ents[x] = okeyOf(s, m)
+		return
+	}
+	l.keys[x], l.scores[x] = m, s
+}
 
 // recenter moves the entries to start at index lo.
 func (l *leaf[M, S]) recenter(lo int) {
 	n := l.n()
-	copy(l.keys[lo:lo+n], l.keys[l.lo:l.hi])
-	copy(l.scores[lo:lo+n], l.scores[l.lo:l.hi])
+	l.shift(lo, int(l.lo), n)
 	l.lo, l.hi = int32(lo), int32(lo+n)
 }
 
 // grow reallocates the arrays with a larger capacity (small root leaves
 // start small and grow up to the tree's leaf capacity).
 func (l *leaf[M, S]) grow(capacity int) {
-	ks, ss := l.live()
-	l.keys = append(make([]M, 0, capacity), ks...)[:capacity]
-	l.scores = append(make([]S, 0, capacity), ss...)[:capacity]
-	l.lo, l.hi = 0, int32(len(ks))
+	n := l.n()
+	if okeyLeaves[M, S]() {
+		l.ents = append(make([]uint64, 0, capacity), l.entries()...)[:capacity]
+	} else {
+		ks, ss := l.live()
+		l.keys = append(make([]M, 0, capacity), ks...)[:capacity]
+		l.scores = append(make([]S, 0, capacity), ss...)[:capacity]
+	}
+	l.lo, l.hi = 0, int32(n)
 }
 
 // insertAt inserts an entry at position i. The leaf must not be full.
 func (l *leaf[M, S]) insertAt(i int, m M, s S) {
 	n, lo := l.n(), int(l.lo)
 	front := i < n-i
-	if front && lo == 0 || !front && int(l.hi) == len(l.keys) {
+	if front && lo == 0 || !front && int(l.hi) == l.capacity() {
 		// The cheap side is out of room: split the free space evenly.
-		l.recenter((len(l.keys) - n) / 2)
+		l.recenter((l.capacity() - n) / 2)
 		lo = int(l.lo)
 	}
 	// (A copy of nothing still calls memmove: appending and prepending,
 	// as loads in order do, skip it.)
-	if front && lo > 0 || int(l.hi) == len(l.keys) {
+	if front && lo > 0 || int(l.hi) == l.capacity() {
 		if i > 0 {
-			copy(l.keys[lo-1:lo-1+i], l.keys[lo:lo+i])
-			copy(l.scores[lo-1:lo-1+i], l.scores[lo:lo+i])
+			l.shift(lo-1, lo, i)
 		}
 		l.lo--
 	} else {
 		if i < n {
-			copy(l.keys[lo+i+1:l.hi+1], l.keys[lo+i:l.hi])
-			copy(l.scores[lo+i+1:l.hi+1], l.scores[lo+i:l.hi])
+			l.shift(lo+i+1, lo+i, n-i)
 		}
 		l.hi++
 	}
-	l.keys[int(l.lo)+i], l.scores[int(l.lo)+i] = m, s
+	// (set, written out: it is too large for the compiler to inline.)
+	if x := int(l.lo) + i; okeyLeaves[M, S]() {
+		l.ents[x] = okeyOf(s, m)
+	} else {
+		l.keys[x], l.scores[x] = m, s
+	}
 }
 
 // removeRange removes entries [i, j), shifting the shorter side.
@@ -91,12 +153,10 @@ func (l *leaf[M, S]) removeRange(i, j int) {
 		return
 	}
 	if i < n-j {
-		copy(l.keys[lo+k:lo+k+i], l.keys[lo:lo+i])
-		copy(l.scores[lo+k:lo+k+i], l.scores[lo:lo+i])
+		l.shift(lo+k, lo, i)
 		l.lo += int32(k)
 	} else {
-		copy(l.keys[lo+i:], l.keys[lo+j:l.hi])
-		copy(l.scores[lo+i:], l.scores[lo+j:l.hi])
+		l.shift(lo+i, lo+j, n-j)
 		l.hi -= int32(k)
 	}
 }
@@ -106,6 +166,16 @@ func (l *leaf[M, S]) removeRange(i, j int) {
 // two positions shift.
 func (l *leaf[M, S]) move(i, j int, s S) {
 	lo := int(l.lo)
+	if okeyLeaves[M, S]() {
+		e := okeyRescore(l.ents[lo+i], s)
+		if j > i {
+			copy(l.ents[lo+i:lo+j], l.ents[lo+i+1:lo+j+1])
+		} else {
+			copy(l.ents[lo+j+1:lo+i+1], l.ents[lo+j:lo+i])
+		}
+		l.ents[lo+j] = e
+		return
+	}
 	m := l.keys[lo+i]
 	if j > i {
 		copy(l.keys[lo+i:lo+j], l.keys[lo+i+1:lo+j+1])
@@ -117,22 +187,38 @@ func (l *leaf[M, S]) move(i, j int, s S) {
 	l.keys[lo+j], l.scores[lo+j] = m, s
 }
 
-// appendN appends entries at the back; they must fit.
-func (l *leaf[M, S]) appendN(ks []M, ss []S) {
-	if int(l.hi)+len(ks) > len(l.keys) {
-		l.recenter(0)
+// copyFrom copies src's entries [i, j) into l's arrays at index x.
+func (l *leaf[M, S]) copyFrom(x int, src *leaf[M, S], i, j int) {
+	a, b := int(src.lo)+i, int(src.lo)+j
+	if okeyLeaves[M, S]() {
+		copy(l.ents[x:], src.ents[a:b])
+		return
 	}
-	copy(l.keys[l.hi:], ks)
-	copy(l.scores[l.hi:], ss)
-	l.hi += int32(len(ks))
+	copy(l.keys[x:], src.keys[a:b])
+	copy(l.scores[x:], src.scores[a:b])
 }
 
-// prependN inserts entries at the front; they must fit.
-func (l *leaf[M, S]) prependN(ks []M, ss []S) {
-	if int(l.lo) < len(ks) {
-		l.recenter(len(l.keys) - l.n())
+// appendFrom appends src's entries [i, j) at the back; they must fit.
+func (l *leaf[M, S]) appendFrom(src *leaf[M, S], i, j int) {
+	if int(l.hi)+j-i > l.capacity() {
+		l.recenter(0)
 	}
-	l.lo -= int32(len(ks))
-	copy(l.keys[l.lo:], ks)
-	copy(l.scores[l.lo:], ss)
+	l.copyFrom(int(l.hi), src, i, j)
+	l.hi += int32(j - i)
+}
+
+// prependFrom inserts src's entries [i, j) at the front; they must fit.
+func (l *leaf[M, S]) prependFrom(src *leaf[M, S], i, j int) {
+	if int(l.lo) < j-i {
+		l.recenter(l.capacity() - l.n())
+	}
+	l.lo -= int32(j - i)
+	l.copyFrom(int(l.lo), src, i, j)
+}
+
+// push appends an entry at the back (bulk loads); it must fit without
+// moving the run.
+func (l *leaf[M, S]) push(m M, s S) {
+	l.set(int(l.hi), m, s)
+	l.hi++
 }

@@ -247,5 +247,9 @@ func getScore[S score](src []byte) S {
 	return S(math.Float64frombits(binary.LittleEndian.Uint64(src)))
 }
 
-// fits reports whether S holds x exactly.
-func fits[S score](x float64) bool { return float64(S(x)) == x }
+// fits reports whether the layout of M and S stores score x exactly: S
+// holds it, and it is not -0 in order-key leaves, which store -0 as +0
+// (okey.go).
+func fits[M member, S score](x float64) bool {
+	return float64(S(x)) == x && !(okeyLeaves[M, S]() && x == 0 && math.Signbit(x))
+}

@@ -100,6 +100,16 @@ func (md *model) del(m string) {
 
 func fits32(f float64) bool { return float64(float32(f)) == f }
 
+// holds reports whether the model's layout stores score f without
+// widening: FLOAT32 layouts hold what float32 does, except that
+// INT32/FLOAT32 (order-key leaves) does not hold -0.
+func (md *model) holds(f float64) bool {
+	if md.layout == Int32Float32 && f == 0 && math.Signbit(f) {
+		return false
+	}
+	return !md.layout.Float32Scores() || fits32(f)
+}
+
 func (md *model) add(mem string, sc float64, f AddFlags) (AddResult, error) {
 	widenM := false
 	switch md.layout.Member() {
@@ -135,7 +145,7 @@ func (md *model) add(mem string, sc float64, f AddFlags) (AddResult, error) {
 		if ns == cur {
 			return AddResult{Score: cur}, nil
 		}
-		if md.layout.Float32Scores() && !fits32(ns) {
+		if !md.holds(ns) {
 			md.layout = md.layout.widenScore()
 		}
 		md.set(mem, ns)
@@ -147,7 +157,7 @@ func (md *model) add(mem string, sc float64, f AddFlags) (AddResult, error) {
 	if widenM {
 		md.layout = md.layout.widenMember()
 	}
-	if md.layout.Float32Scores() && !fits32(sc) {
+	if !md.holds(sc) {
 		md.layout = md.layout.widenScore()
 	}
 	md.set(mem, sc)

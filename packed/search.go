@@ -145,6 +145,14 @@ const refScanMax = 1024
 // search: over float64 scores, in the workloads, it measured faster than
 // a branch-free score search followed by the ties.
 func (c *zcore[M, S, V]) leafFind(l *leaf[M, S], s S, p *probe[M], m M) int {
+	if okeyLeaves[M, S]() {
+		es, k := l.entries(), okeyOf(s, m)
+		i := lowerBound(es, k)
+		if i >= len(es) || es[i] != k {
+			panic("packed: index and tree disagree")
+		}
+		return i
+	}
 	ks, ss := l.live()
 	if kindOf[M]() != MemberBytes {
 		i := c.keyBound(ks, ss, s, p, false)
@@ -156,7 +164,7 @@ func (c *zcore[M, S, V]) leafFind(l *leaf[M, S], s S, p *probe[M], m M) int {
 	// A leaf entry refers to its member's one record, so the first entry
 	// from the run's start that refers to m is m's: scan from the first
 	// entry at s without looking for the run's end.
-	lo := scoreLower(ss, s)
+	lo := lowerBound(ss, s)
 	end := min(len(ks), lo+refScanMax)
 	i := lo
 	for ; i < min(end, lo+8); i++ { // few ties: the common case
@@ -186,28 +194,29 @@ func (c *zcore[M, S, V]) leafFind(l *leaf[M, S], s S, p *probe[M], m M) int {
 	panic("packed: index and tree disagree")
 }
 
-// scoreLower returns the first index with ss[i] >= s: scoreBounds's first
-// chain alone.
-func scoreLower[S score](ss []S, s S) int {
-	n := len(ss)
-	if n == 0 || ss[0] >= s {
+// lowerBound returns the first index i with xs[i] >= x in a sorted run
+// (scores, or order keys): scoreBounds's first chain alone, with the
+// answers at either end first.
+func lowerBound[T float32 | float64 | uint64](xs []T, x T) int {
+	n := len(xs)
+	if n == 0 || xs[0] >= x {
 		return 0
 	}
-	if ss[n-1] < s {
+	if xs[n-1] < x {
 		return n
 	}
 	b := 0
 	for n > 3 {
 		q := n >> 2
-		b += q * int(b2u(ss[b+q] < s)+b2u(ss[b+2*q] < s)+b2u(ss[b+3*q] < s))
+		b += q * int(b2u(xs[b+q] < x)+b2u(xs[b+2*q] < x)+b2u(xs[b+3*q] < x))
 		n -= 3 * q
 	}
 	for n > 1 {
 		h := n >> 1
-		b += h & -int(b2u(ss[b+h] < s))
+		b += h & -int(b2u(xs[b+h] < x))
 		n -= h
 	}
-	return b + int(b2u(ss[b] < s))
+	return b + int(b2u(xs[b] < x))
 }
 
 // indexRef returns the index of r in refs, or -1: a scan four at a time,

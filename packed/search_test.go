@@ -177,7 +177,7 @@ func sortedRun[K comparable, S score](ks []K, ss []S, cmpM func(a, b K) int) ([]
 }
 
 // scoreBounds finds the run of tied scores a linear count finds, and
-// scoreLower its start.
+// lowerBound its start.
 func TestScoreBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(testSeed(t), 7))
 	for range 5000 {
@@ -197,8 +197,8 @@ func TestScoreBounds(t *testing.T) {
 		if lo, hi := scoreBounds(ss, s); lo != wlo || hi != whi {
 			t.Fatalf("scoreBounds(%v) over %v = %d, %d; want %d, %d", s, ss, lo, hi, wlo, whi)
 		}
-		if lo := scoreLower(ss, s); lo != wlo {
-			t.Fatalf("scoreLower(%v) over %v = %d; want %d", s, ss, lo, wlo)
+		if lo := lowerBound(ss, s); lo != wlo {
+			t.Fatalf("lowerBound(%v) over %v = %d; want %d", s, ss, lo, wlo)
 		}
 	}
 }
@@ -240,7 +240,7 @@ func TestStandardSearch(t *testing.T) {
 		l := newLeaf[sref, float64](n)
 		for _, e := range es {
 			ref, _ := c.ar.add(e.b, e.s)
-			l.appendN([]sref{ref}, []float64{e.s})
+			l.push(ref, e.s)
 		}
 		ks, ss := l.live()
 		for i, e := range es {

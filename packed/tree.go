@@ -77,6 +77,11 @@ func (c *zcore[M, S, V]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
 // leafSearch returns the position of the first entry of l not before key
 // (s, p), and whether that entry is the key.
 func (c *zcore[M, S, V]) leafSearch(l *leaf[M, S], s S, p *probe[M]) (int, bool) {
+	if okeyLeaves[M, S]() {
+		es, k := l.entries(), okeyOf(s, p.m)
+		i := lowerBound(es, k)
+		return i, i < len(es) && es[i] == k
+	}
 	ks, ss := l.live()
 	i := c.keyBound(ks, ss, s, p, false)
 	return i, i < len(ss) && ss[i] == s && c.eqMember(p, &ks[i])
@@ -152,6 +157,18 @@ func (c *zcore[M, S, V]) prefix(in func(s S, m *M) bool) int {
 			b = b.kids[lo-1]
 		}
 	}
+	if okeyLeaves[M, S]() {
+		lo, hi := 0, l.n()
+		for lo < hi {
+			h := int(uint(lo+hi) >> 1)
+			if m := l.key(h); in(l.score(h), &m) {
+				lo = h + 1
+			} else {
+				hi = h
+			}
+		}
+		return r + lo
+	}
 	ks, ss := l.live()
 	lo, hi := 0, len(ss)
 	for lo < hi {
@@ -177,8 +194,8 @@ func (c *zcore[M, S, V]) insert(s S, p *probe[M], m M) {
 	c.n++
 	if l.free() == 0 {
 		switch {
-		case len(l.keys) < c.leafCap:
-			l.grow(min(2*len(l.keys), c.leafCap))
+		case l.capacity() < c.leafCap:
+			l.grow(min(2*l.capacity(), c.leafCap))
 		case pa.depth > 0 && c.shiftInsert(l, &pa, i, m, s):
 			return
 		case pa.depth > 0 && !(i == l.n() && l.next == nil) && !(i == 0 && l.prev == nil):
@@ -202,8 +219,7 @@ func (c *zcore[M, S, V]) shiftInsert(l *leaf[M, S], pa *path[M, S], i int, m M, 
 	if ci > 0 {
 		if left := b.leaves[ci-1]; left.free() >= minShift {
 			k := left.free() / 2
-			ks, ss := l.live()
-			left.appendN(ks[:k], ss[:k])
+			left.appendFrom(l, 0, k)
 			l.removeRange(0, k)
 			b.counts[ci-1] += k
 			b.counts[ci] -= k
@@ -221,8 +237,7 @@ func (c *zcore[M, S, V]) shiftInsert(l *leaf[M, S], pa *path[M, S], i int, m M, 
 	if ci+1 < b.n {
 		if right := b.leaves[ci+1]; right.free() >= minShift {
 			k := right.free() / 2
-			ks, ss := l.live()
-			right.prependN(ks[n-k:], ss[n-k:])
+			right.prependFrom(l, n-k, n)
 			l.removeRange(n-k, n)
 			b.counts[ci+1] += k
 			b.counts[ci] -= k
@@ -252,18 +267,16 @@ func (c *zcore[M, S, V]) splitThree(pa *path[M, S], s S, p *probe[M], m M) {
 	a, z := b.leaves[li], b.leaves[li+1]
 	third := (a.n() + z.n() + 3) / 3 // ceil((entries+1)/3): the new entry fits anywhere
 	x := newLeaf[M, S](c.leafCap)
-	ks, ss := a.live()
-	x.appendN(ks[third:], ss[third:])
-	a.removeRange(third, len(ks))
+	x.appendFrom(a, third, a.n())
+	a.removeRange(third, a.n())
 	k := z.n() - (a.n() + x.n() + z.n() - 2*third)
-	ks, ss = z.live()
-	x.appendN(ks[:k], ss[:k])
+	x.appendFrom(z, 0, k)
 	z.removeRange(0, k)
 	x.prev, x.next, a.next, z.prev = a, z, x, x
 	t := z
-	if c.keyLess(s, p, x.score(0), &x.keys[x.lo]) {
+	if xm := x.key(0); c.keyLess(s, p, x.score(0), &xm) {
 		t = a
-	} else if c.keyLess(s, p, z.score(0), &z.keys[z.lo]) {
+	} else if zm := z.key(0); c.keyLess(s, p, z.score(0), &zm) {
 		t = x
 	}
 	j, _ := c.leafSearch(t, s, p)
@@ -290,8 +303,7 @@ func (c *zcore[M, S, V]) splitLeaf(l *leaf[M, S], pa *path[M, S], i int, m M, s 
 		mid = 0
 	}
 	r := newLeaf[M, S](c.leafCap)
-	ks, ss := l.live()
-	r.appendN(ks[mid:], ss[mid:])
+	r.appendFrom(l, mid, n)
 	l.removeRange(mid, n)
 	r.prev, r.next = l, l.next
 	if l.next != nil {
@@ -360,8 +372,8 @@ func (c *zcore[M, S, V]) fixLeaf(l *leaf[M, S], pa *path[M, S]) {
 		switch n := l.n(); {
 		case n == 0:
 			c.rootLeaf = nil
-		case len(l.keys) > initialLeafCap && n < len(l.keys)/4:
-			l.grow(max(initialLeafCap, len(l.keys)/2))
+		case l.capacity() > initialLeafCap && n < l.capacity()/4:
+			l.grow(max(initialLeafCap, l.capacity()/2))
 		}
 		return
 	}
@@ -380,25 +392,22 @@ func (c *zcore[M, S, V]) fixLeaf(l *leaf[M, S], pa *path[M, S]) {
 	if a.n()+z.n() > c.leafCap {
 		want := (a.n() + z.n()) / 2
 		if k := want - a.n(); k > 0 {
-			ks, ss := z.live()
-			a.appendN(ks[:k], ss[:k])
+			a.appendFrom(z, 0, k)
 			z.removeRange(0, k)
 		} else if k < 0 {
-			ks, ss := a.live()
-			z.prependN(ks[len(ks)+k:], ss[len(ks)+k:])
-			a.removeRange(len(ks)+k, len(ks))
+			n := a.n()
+			z.prependFrom(a, n+k, n)
+			a.removeRange(n+k, n)
 		}
 		b.counts[li], b.counts[li+1] = a.n(), z.n()
 		b.setFence(li+1, z.score(0), z.key(0))
 		return
 	}
 	if a.n() >= z.n() {
-		ks, ss := z.live()
-		a.appendN(ks, ss)
+		a.appendFrom(z, 0, z.n())
 		c.unlink(z)
 	} else {
-		ks, ss := a.live()
-		z.prependN(ks, ss)
+		z.prependFrom(a, 0, a.n())
 		c.unlink(a)
 		b.leaves[li] = z
 	}
@@ -417,11 +426,10 @@ func (c *zcore[M, S, V]) spread(b *branch[M, S], li int) bool {
 		return false
 	}
 	k := min(max(total/2-a.n(), 0), l.n())
-	ks, ss := l.live()
-	a.appendN(ks[:k], ss[:k])
-	z.prependN(ks[k:], ss[k:])
+	a.appendFrom(l, 0, k)
+	z.prependFrom(l, k, l.n())
 	b.counts[li-1] += k
-	b.counts[li+1] += len(ks) - k
+	b.counts[li+1] += l.n() - k
 	b.setFence(li+1, z.score(0), z.key(0))
 	c.unlink(l)
 	b.removeChild(li)
@@ -541,11 +549,20 @@ func (c *zcore[M, S, V]) rescore(old, s S, p *probe[M], m M) {
 func (c *zcore[M, S, V]) rescore2(old, s S, p *probe[M]) {
 	var pa, pb path[M, S]
 	la, lb := c.descend2(old, s, p, &pa, &pb)
-	ka, sa := la.live()
-	kb, sb := lb.live()
-	i, j := c.keyBound2(ka, sa, old, kb, sb, s, p, false)
-	if i >= len(sa) || sa[i] != old || !c.eqMember(p, &ka[i]) {
-		panic("packed: index and tree disagree")
+	var i, j int
+	if okeyLeaves[M, S]() {
+		ea, k := la.entries(), okeyOf(old, p.m)
+		i, j = okeyBound2(ea, k, lb.entries(), okeyOf(s, p.m))
+		if i >= len(ea) || ea[i] != k {
+			panic("packed: index and tree disagree")
+		}
+	} else {
+		ka, sa := la.live()
+		kb, sb := lb.live()
+		i, j = c.keyBound2(ka, sa, old, kb, sb, s, p, false)
+		if i >= len(sa) || sa[i] != old || !c.eqMember(p, &ka[i]) {
+			panic("packed: index and tree disagree")
+		}
 	}
 	if la == lb {
 		// The new key is within this leaf's fences (the descent chose it).

@@ -53,7 +53,7 @@ type core interface {
 	clone() core
 	encode(w *bufio.Writer) error
 	load(n int, entries iter.Seq2[[]byte, float64]) error
-	decode(r *bufio.Reader, n int) error
+	decode(r *bufio.Reader, n int) (negZero [][]byte, err error)
 }
 
 // New returns an empty sorted set with the given layout and the default
