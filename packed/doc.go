@@ -48,12 +48,18 @@
 // except to decrement counts.
 //
 // Leaves (leaf.go) hold up to 512 entries (the default; NewWithCapacity
-// takes 4 to 65,536) in two pointer-free arrays, members and scores. Split
-// arrays mean no padding (an INT32/FLOAT32 entry is exactly 8 bytes) and a
-// score search touches only score cache lines. Because the arrays contain no
-// pointers, the garbage collector never scans them: what it scans is the
-// 80-byte leaf header (two slice headers, two neighbour links), one per up
-// to 512 members, and the branches. A leaf's live entries are keys[lo:hi], a run that
+// takes 4 to 65,536) in pointer-free arrays. INT32/FLOAT32 leaves hold one
+// array of order keys (okey.go): each entry is one uint64 whose unsigned
+// order is the (score, member) order, so a search loads one word per probe
+// and compares once, and a shift moves one array. Order keys give -0 and +0
+// one key (Redis orders them as one score), so that layout does not store
+// -0 (see Widening). The other layouts hold two arrays, members and scores:
+// split arrays mean no padding, where an interleaved INT32/FLOAT64,
+// INT64/FLOAT32 or standard entry would carry 4 bytes of it. Because the
+// arrays contain no pointers, the garbage collector never scans them: what
+// it scans is the 96-byte leaf header (three slice headers, one pair of
+// them nil, and two neighbour links), one per up to 512 members, and the
+// branches. A leaf's live entries are [lo, hi), a run that
 // floats inside the arrays: an insertion or removal shifts whichever side of
 // its position is shorter, so removing the first entry (ZPOPMIN,
 // sequential deletion) moves nothing, and a random update moves a quarter
@@ -166,7 +172,9 @@
 // Packed keys never lose precision silently. A member that is a canonical
 // integer outside INT32 widens an INT32 key to INT64; a score (after an
 // increment) that FLOAT32 cannot hold exactly widens a FLOAT32 key to
-// FLOAT64; both can happen at once. Widening happens only when the
+// FLOAT64, and so does -0 in an INT32/FLOAT32 key, whose order keys hold
+// one zero (okey.go; a snapshot from before order keys that holds -0 there
+// decodes widened); both can happen at once. Widening happens only when the
 // operation will store the value: an NX, XX, GT or LT condition that skips
 // the operation never widens. The whole set is converted by a bulk load
 // (both orders are the same, so the entries stream across in order). A
