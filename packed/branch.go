@@ -11,12 +11,14 @@ const maxFanout = 64
 // unused. Fences are split points: a fence need not be a key still in the
 // set. Children are leaves when the branch is on the lowest branch level,
 // and branches otherwise. Arrays have one spare slot so that a branch can
-// overflow by one child before it splits.
+// overflow by one child before it splits. In INT32/FLOAT32 trees sepK holds
+// each fence's order key too (okey.go), which descents search.
 type branch[M member, S score] struct {
 	n      int
 	counts [maxFanout + 1]int
 	sepS   [maxFanout + 1]S
 	sepM   [maxFanout + 1]M
+	sepK   [maxFanout + 1]uint64
 	leaves [maxFanout + 1]*leaf[M, S]
 	kids   [maxFanout + 1]*branch[M, S]
 }
@@ -36,6 +38,9 @@ func copyKids[M member, S score](dst *branch[M, S], di int, src *branch[M, S], s
 	copy(dst.counts[di:di+k], src.counts[si:si+k])
 	copy(dst.sepS[di:di+k], src.sepS[si:si+k])
 	copy(dst.sepM[di:di+k], src.sepM[si:si+k])
+	if okeyLeaves[M, S]() {
+		copy(dst.sepK[di:di+k], src.sepK[si:si+k])
+	}
 	copy(dst.leaves[di:di+k], src.leaves[si:si+k])
 	copy(dst.kids[di:di+k], src.kids[si:si+k])
 }
@@ -61,4 +66,9 @@ func (b *branch[M, S]) removeChild(i int) {
 }
 
 // setFence sets the lower fence of child i.
-func (b *branch[M, S]) setFence(i int, s S, m M) { b.sepS[i], b.sepM[i] = s, m }
+func (b *branch[M, S]) setFence(i int, s S, m M) {
+	b.sepS[i], b.sepM[i] = s, m
+	if okeyLeaves[M, S]() {
+		b.sepK[i] = okeyOf(s, m)
+	}
+}

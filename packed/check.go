@@ -69,6 +69,9 @@ func (c *zcore[M, S, V]) checkNode(b *branch[M, S], l *leaf[M, S], d int, leaves
 		clo, chi := lo, hi
 		if i > 0 {
 			clo = &fence[M, S]{b.sepS[i], b.sepM[i]}
+			if okeyLeaves[M, S]() && b.sepK[i] != okeyOf(b.sepS[i], b.sepM[i]) {
+				return 0, fmt.Errorf("fence %d at depth %d has order key %#x, not its own", i, d, b.sepK[i])
+			}
 			if kindOf[M]() == MemberBytes && !c.ar.valid(*asRef(&b.sepM[i])) {
 				return 0, fmt.Errorf("fence %d at depth %d points outside the arena", i, d)
 			}

@@ -21,11 +21,12 @@ func TestCheckDetectsCorruption(t *testing.T) {
 		return l
 	}
 	for name, damage := range map[string]func(c *core32){
-		"count":    func(c *core32) { c.root.counts[0]++ },
-		"total":    func(c *core32) { c.n-- },
-		"order":    func(c *core32) { l := first(c); l.ents[l.lo], l.ents[l.lo+1] = l.ents[l.lo+1], l.ents[l.lo] },
-		"zero key": func(c *core32) { l := first(c); l.ents[l.lo] = 0x7fffffff<<32 | l.ents[l.lo]&(1<<32-1) }, // the key -0 would have without canonical zero
-		"fence":    func(c *core32) { c.root.sepS[1] = -1 },
+		"count":     func(c *core32) { c.root.counts[0]++ },
+		"total":     func(c *core32) { c.n-- },
+		"order":     func(c *core32) { l := first(c); l.ents[l.lo], l.ents[l.lo+1] = l.ents[l.lo+1], l.ents[l.lo] },
+		"zero key":  func(c *core32) { l := first(c); l.ents[l.lo] = 0x7fffffff<<32 | l.ents[l.lo]&(1<<32-1) }, // the key -0 would have without canonical zero
+		"fence":     func(c *core32) { c.root.sepS[1] = -1 },
+		"fence key": func(c *core32) { c.root.sepK[1]++ },
 		"index score": func(c *core32) {
 			slot, _ := c.find(hashProbe(&probe[int32]{m: 5}), &probe[int32]{m: 5})
 			c.idx.setVal(slot, 99)

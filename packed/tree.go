@@ -65,7 +65,14 @@ func (c *zcore[M, S, V]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
 		// The child whose range holds the key: the last whose fence is
 		// <= the key. (Written out: generic methods called from generic
 		// code are not inlined, and each level of call costs.)
-		i := c.keyBound(b.sepM[1:b.n], b.sepS[1:b.n], s, p, true)
+		var i int
+		if okeyLeaves[M, S]() {
+			// The last fence <= the key is the first > it, less one: no
+			// key is the largest uint64 (its score bits would be a NaN).
+			i = lowerBound(b.sepK[1:b.n], okeyOf(s, p.m)+1)
+		} else {
+			i = c.keyBound(b.sepM[1:b.n], b.sepS[1:b.n], s, p, true)
+		}
 		*pa.at(d) = step[M, S]{b, i}
 		if d == c.height-1 {
 			return b.leaves[i]
@@ -599,7 +606,12 @@ func (c *zcore[M, S, V]) descend2(s1, s2 S, p *probe[M], pa, pb *path[M, S]) (*l
 	}
 	a, b := c.root, c.root
 	for d := 0; ; d++ {
-		i, j := c.keyBound2(a.sepM[1:a.n], a.sepS[1:a.n], s1, b.sepM[1:b.n], b.sepS[1:b.n], s2, p, true)
+		var i, j int
+		if okeyLeaves[M, S]() {
+			i, j = okeyBound2(a.sepK[1:a.n], okeyOf(s1, p.m)+1, b.sepK[1:b.n], okeyOf(s2, p.m)+1)
+		} else {
+			i, j = c.keyBound2(a.sepM[1:a.n], a.sepS[1:a.n], s1, b.sepM[1:b.n], b.sepS[1:b.n], s2, p, true)
+		}
 		*pa.at(d), *pb.at(d) = step[M, S]{a, i}, step[M, S]{b, j}
 		if d == c.height-1 {
 			return a.leaves[i], b.leaves[j]
