@@ -222,6 +222,14 @@
 // level) was slower in the full workloads, because it handled ties and
 // leaf ends in extra passes.
 //
+// INT32/FLOAT32 sets then search order keys (okey.go) with the same steps
+// (lowerBound, okeyBound2): leaves hold nothing else, and branches keep
+// each fence's key beside its score and member. One load and one compare
+// per probe instead of two loads and three compares took a pair of leaf
+// searches from 42 to 26 ns, and the workloads' random rescore from 176 to
+// 144 ns and tied increment from 189 to 153 (leaves, then branches; five
+// alternated rounds each).
+//
 // Standard members keep the branchy binary search, whose member
 // comparisons read the arena and happen only within ties, for descents and
 // new keys; UUID single searches do too. A branch-free score search
@@ -262,18 +270,18 @@
 // docs/benchmarks.md has the workloads of the seeds measured against the
 // structure a Go developer would otherwise write (a map beside a
 // tidwall/btree of (score, member) items), in the same runs. In the latest
-// run, INT32/FLOAT32 rescores take 1.68 to 2.05 times less CPU than the
-// baseline (tied increments the least, same-leaf rescores the most; 1.41
-// to 2.08 over all runs) and rank 3.2 to 5 times less; standard rescores
-// 1.3 to 1.7 times less and rank 3.1 to 3.9, while a no-op update of a
-// standard member takes 1.5 times as long as Go's map lookup; standard sets
-// take less than half the baseline's memory, INT32/FLOAT32 sets up to a
-// third less. Against the seed's C++ figures (another machine), the
-// INT32/FLOAT32 workloads were at or below them on this session's VM
-// except sequential deletion (58 against 49 ns), and 1.3 to 3.7 times above
-// them on the previous session's slower one. What remains is the index
-// probe's cache miss, the leaf shifts and the generic core's calls beside
-// the searches (docs/benchmarks.md lists what else was tried).
+// run (order keys in INT32/FLOAT32 leaves and branches), INT32/FLOAT32
+// rescores take 2.04 to 2.40 times less CPU than the baseline (tied
+// increments the least, same-leaf rescores the most; 1.68 to 2.05 before
+// order keys) and rank 3.4 to 6.2 times less; standard rescores 1.26 to
+// 1.67 times less and rank 3.0 to 3.9, while a no-op update of a standard
+// member takes 1.5 times as long as Go's map lookup; standard sets take
+// less than half the baseline's memory, INT32/FLOAT32 sets up to a third
+// less. Against the seed's C++ figures (another machine), the
+// INT32/FLOAT32 workloads are below them except sequential deletion (58.5
+// against 49 ns). What remains is the searches, the leaf shifts, the index
+// probe's cache miss and the generic core's calls (docs/benchmarks.md
+// lists what else was tried).
 //
 // # Memory accounting
 //
