@@ -172,18 +172,19 @@ func (x *swiss[M, V]) commit(slot int, h uint64, m M, v V) {
 	x.count++
 }
 
-// erase removes the member in slot.
+// erase removes the member in slot. The slot becomes EMPTY if its group
+// has an EMPTY slot (no probe sequence continues past the group) and a
+// tombstone otherwise; which one is chosen without a jump, since it is a
+// coin toss at the loads the index runs at.
 func (x *swiss[M, V]) erase(slot int) {
 	x.count--
 	var zero M
-	x.groups[slot>>3].keys[slot&7] = zero
-	if matchEmpty(x.groups[slot>>3].ctrl) != 0 {
-		x.setCtrl(slot, ctrlEmpty)
-		x.growthLeft++
-		return
-	}
-	x.setCtrl(slot, ctrlTomb)
-	x.tombs++
+	g := &x.groups[slot>>3]
+	g.keys[slot&7] = zero
+	e := int(b2u(matchEmpty(g.ctrl) != 0))
+	x.setCtrl(slot, uint64(ctrlTomb-(ctrlTomb-ctrlEmpty)*e))
+	x.growthLeft += e
+	x.tombs += 1 - e
 }
 
 // freshSlot returns the first vacant slot on h's probe sequence.
