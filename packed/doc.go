@@ -271,14 +271,14 @@
 // structure a Go developer would otherwise write (a map beside a
 // tidwall/btree of (score, member) items), in the same runs. In the latest
 // run (order keys in INT32/FLOAT32 leaves and branches), INT32/FLOAT32
-// rescores take 2.04 to 2.40 times less CPU than the baseline (tied
+// rescores take 2.01 to 2.35 times less CPU than the baseline (tied
 // increments the least, same-leaf rescores the most; 1.68 to 2.05 before
-// order keys) and rank 3.4 to 6.2 times less; standard rescores 1.26 to
-// 1.67 times less and rank 3.0 to 3.9, while a no-op update of a standard
+// order keys) and rank 3.5 to 6.3 times less; standard rescores 1.25 to
+// 1.63 times less and rank 3.1 to 3.9, while a no-op update of a standard
 // member takes 1.5 times as long as Go's map lookup; standard sets take
 // less than half the baseline's memory, INT32/FLOAT32 sets up to a third
 // less. Against the seed's C++ figures (another machine), the
-// INT32/FLOAT32 workloads are below them except sequential deletion (58.5
+// INT32/FLOAT32 workloads are below them except sequential deletion (54.9
 // against 49 ns). What remains is the searches, the leaf shifts, the index
 // probe's cache miss and the generic core's calls (docs/benchmarks.md
 // lists what else was tried).
