@@ -6,7 +6,7 @@ package packed
 // of order keys (ents; see okey.go). The other layouts keep members and
 // scores in two arrays (separate, so that no entry carries padding and a
 // binary search on scores touches only score cache lines); their ents is
-// nil, and theirs keys and scores are nil in order-key leaves.
+// nil, and an order-key leaf's keys and scores are nil.
 //
 // The live entries are [lo, hi): the run floats inside its arrays so that
 // an insertion or removal shifts whichever side of the position is
