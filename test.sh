@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Goblin's test suite: vet, every package's tests under the race detector
-# (the e2e tests build goblind and run real processes), and each fuzz
-# target for a bounded time. .ci/run calls exactly this.
+# (the e2e tests build goblind and run real processes), the packed
+# structures' tests again with their invariant checks after every mutation,
+# Redis's own sorted-set tests, and each fuzz target for a bounded time.
+# .ci/run calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -12,6 +14,9 @@ go vet ./...
 
 echo "== go test -race"
 go test -race -count=1 -timeout 30m ./...
+
+echo "== go test -tags invariants ./packed/ (every mutation checks the whole set)"
+go test -count=1 -timeout 10m -tags invariants ./packed/
 
 echo "== Redis's own sorted-set tests against goblind"
 if command -v tclsh >/dev/null && command -v redis-server >/dev/null; then
