@@ -20,8 +20,8 @@ import (
 // Redis orders -0 and +0 as one score, ties broken by member, while their
 // keys would differ; so the key of -0 is the key of +0 and the layout does
 // not store -0: a -0 score widens the set to INT32/FLOAT64 (fits), which
-// keeps it exactly. Counters and leaderboards do not produce -0 (an
-// increment yields -0 only from -0 itself).
+// keeps it exactly. Counters and leaderboards do not produce -0 (a sum is
+// -0 only when both its terms are).
 //
 // Branches of such trees keep each fence's order key too (branch.sepK), so
 // descents search keys as well. The other layouts keep split arrays: their
