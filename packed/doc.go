@@ -107,12 +107,14 @@
 //	refill below 1/2, three-into-two merges       75% full   21.6   39.4
 //	refill below 2/3, three-way splits, and the
 //	  standard scores moved into the arena        79% full   22.7   39.4
+//	the same with order keys (96-byte leaf
+//	  headers, fence keys in the branches)       79% full   22.8   39.4
 //
 // (The last row's index is at a less favourable point of its growth
 // sawtooth, 74% loaded against 85%, which costs INT32/FLOAT32 about 1.6
 // bytes per member; see below.) Small sets (one leaf, at most 8 members)
 // have no index at all: a lookup scans the leaf, and a one-member
-// INT32/FLOAT32 set takes 312 bytes in all.
+// INT32/FLOAT32 set takes 328 bytes in all.
 //
 // # The index
 //
