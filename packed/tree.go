@@ -60,6 +60,13 @@ func (c *zcore[M, S, V]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
 	if c.height == 0 {
 		return c.rootLeaf
 	}
+	// In order-key trees the child whose range holds the key is found as
+	// the first fence above it, the first at or above its key plus one: no
+	// key is the largest uint64 (its score bits would be a NaN).
+	var above uint64
+	if okeyLeaves[M, S]() {
+		above = okeyOf(s, p.m) + 1
+	}
 	b := c.root
 	for d := 0; ; d++ {
 		// The child whose range holds the key: the last whose fence is
@@ -67,9 +74,7 @@ func (c *zcore[M, S, V]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
 		// code are not inlined, and each level of call costs.)
 		var i int
 		if okeyLeaves[M, S]() {
-			// The last fence <= the key is the first > it, less one: no
-			// key is the largest uint64 (its score bits would be a NaN).
-			i = lowerBound(b.sepK[1:b.n], okeyOf(s, p.m)+1)
+			i = lowerBound(b.sepK[1:b.n], above)
 		} else {
 			i = c.keyBound(b.sepM[1:b.n], b.sepS[1:b.n], s, p, true)
 		}
@@ -604,11 +609,15 @@ func (c *zcore[M, S, V]) descend2(s1, s2 S, p *probe[M], pa, pb *path[M, S]) (*l
 	if c.height == 0 {
 		return c.rootLeaf, c.rootLeaf
 	}
+	var above1, above2 uint64 // as in descend
+	if okeyLeaves[M, S]() {
+		above1, above2 = okeyOf(s1, p.m)+1, okeyOf(s2, p.m)+1
+	}
 	a, b := c.root, c.root
 	for d := 0; ; d++ {
 		var i, j int
 		if okeyLeaves[M, S]() {
-			i, j = okeyBound2(a.sepK[1:a.n], okeyOf(s1, p.m)+1, b.sepK[1:b.n], okeyOf(s2, p.m)+1)
+			i, j = okeyBound2(a.sepK[1:a.n], above1, b.sepK[1:b.n], above2)
 		} else {
 			i, j = c.keyBound2(a.sepM[1:a.n], a.sepS[1:a.n], s1, b.sepM[1:b.n], b.sepS[1:b.n], s2, p, true)
 		}
