@@ -80,7 +80,7 @@ func (c *zcore[M, S, V]) stats() Stats {
 	st := Stats{
 		Len: c.n, Height: c.height, LeafCap: c.leafCap,
 		IndexSlots: len(c.idx.groups) * groupSize, IndexTombs: c.idx.tombs,
-		ArenaBytes: cap(c.ar.buf), ArenaGarbage: c.ar.garbage,
+		ArenaBytes: c.ar.capacity(), ArenaGarbage: c.ar.garbage,
 	}
 	st.Bytes = allocSize(sizeOf[ZSet](), true) + allocSize(sizeOf[zcore[M, S, V]](), true)
 	c.walk(func(*branch[M, S]) {
@@ -92,10 +92,13 @@ func (c *zcore[M, S, V]) stats() Stats {
 		st.Bytes += allocSize(sizeOf[leaf[M, S]](), true) +
 			allocSize(uintptr(len(l.ents))*8, false) +
 			allocSize(uintptr(len(l.keys))*sizeOf[M](), false) +
-			allocSize(uintptr(len(l.scores))*sizeOf[S](), false)
+			allocSize(uintptr(len(l.scores))*sizeOf[S](), false) +
+			allocSize(uintptr(len(l.pfx))*sizeOf[mprefix](), false)
 	})
 	st.Bytes += allocSize(uintptr(len(c.idx.groups))*sizeOf[group[M, V]](), false)
-	st.Bytes += allocSize(uintptr(cap(c.ar.buf)), false)
+	if c.ar.chunks != nil {
+		st.Bytes += c.ar.capacity()
+	}
 	return st
 }
 

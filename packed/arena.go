@@ -10,76 +10,125 @@ import (
 // would exceed what its arena can address (4 GiB per set).
 var ErrTooLarge = errors.New("packed: sorted set member storage exceeds 4 GiB")
 
-// arena holds a standard-layout set's members, pointer-free: one byte slice
-// of records, each the member's score (8 bytes, little-endian), a uvarint
-// length and the member's bytes. Tree leaves, branch fences and index slots
-// refer to a record by its offset (sref), so the garbage collector never
-// scans member bytes. The index keeps no score of its own for standard
-// members: a lookup reads the record anyway to compare the member's bytes,
-// and the score beside them comes with the same cache line, which saves 8
-// bytes per index slot (see doc.go).
+// arena holds a standard-layout set's members, pointer-free: records, each
+// the member's score (8 bytes, little-endian), a uvarint length and the
+// member's bytes. Tree leaves, branch fences and index slots refer to a
+// record by its offset (sref), so the garbage collector never scans member
+// bytes. The index keeps no score of its own for standard members: a
+// lookup reads the record anyway to compare the member's bytes, and the
+// score beside them comes with the same cache line, which saves 8 bytes
+// per index slot (see doc.go).
+//
+// Records live in chunks of 64 KiB: offset r is byte r&0xffff of chunk
+// r>>16. Only the last chunk grows (doubling up to 64 KiB, by copying), and
+// a record that does not fit in what is left of it starts the next, so the
+// arena's slack is at most half of one chunk instead of a share of the
+// whole, and growing never copies more than a chunk. A record longer than
+// a chunk gets a buffer of its own, which takes up as many chunk numbers as
+// its length spans (the later ones left empty).
 //
 // A removed member's record becomes garbage. Separators may still point at
 // it (they only need some key between two leaves), so garbage is reclaimed
 // by compaction, which copies every referenced record into a fresh arena;
 // see zcore.compact.
 type arena struct {
-	buf     []byte
+	chunks  [][]byte
+	tail    int // the chunk records are appended to
+	used    int // bytes of records, garbage included
+	expect  int // bytes of records a compaction is about to add
 	garbage int // bytes of records no member refers to any more
 }
 
-const scoreSize = 8
+const (
+	scoreSize  = 8
+	chunkShift = 16
+	chunkSize  = 1 << chunkShift
+)
 
 // add appends a record for member b with score s and returns its reference.
 func (a *arena) add(b []byte, s float64) (sref, bool) {
-	off := len(a.buf)
-	need := off + scoreSize + len(b) + binary.MaxVarintLen64
-	if uint64(need) > math.MaxUint32 {
-		return sref{}, false
-	}
-	if need > cap(a.buf) {
-		// Grow by an eighth rather than append's quarter: the arena is a
-		// fifth of a standard set's memory, and copying bytes is cheap.
-		n := max(need, cap(a.buf)+cap(a.buf)/8)
-		if cap(a.buf) < 1024 {
-			n = max(need, 2*cap(a.buf))
+	need := scoreSize + uvarintLen(uint64(len(b))) + len(b)
+	last := a.tail
+	if a.chunks == nil || len(a.chunks[last])+need > chunkSize {
+		// A new chunk (or, for a record longer than a chunk, a buffer of
+		// its own and the chunk numbers it spans). Chunks after the first
+		// start at 4 KiB and double like it.
+		last = len(a.chunks)
+		span := max(1, (need+chunkSize-1)>>chunkShift)
+		if uint64(last+span) > 1<<(32-chunkShift) {
+			return sref{}, false
 		}
-		a.buf = append(make([]byte, 0, allocSize(uintptr(n), false)), a.buf...)
+		size := need
+		if last > 0 {
+			size = max(need, 4096)
+		}
+		if a.expect-a.used >= chunkSize {
+			size = chunkSize // (compaction knows what is coming)
+		}
+		a.chunks = append(a.chunks, make([]byte, 0, allocSize(uintptr(size), false)))
+		for range span - 1 {
+			a.chunks = append(a.chunks, nil)
+		}
+		a.tail = last
 	}
-	a.buf = binary.LittleEndian.AppendUint64(a.buf, math.Float64bits(s))
-	a.buf = binary.AppendUvarint(a.buf, uint64(len(b)))
-	a.buf = append(a.buf, b...)
+	ch := a.chunks[last]
+	if len(ch)+need > cap(ch) {
+		ch = append(make([]byte, 0, allocSize(uintptr(min(chunkSize, max(len(ch)+need, 2*cap(ch)))), false)), ch...)
+	}
+	off := last<<chunkShift | len(ch)
+	ch = binary.LittleEndian.AppendUint64(ch, math.Float64bits(s))
+	ch = binary.AppendUvarint(ch, uint64(len(b)))
+	a.chunks[last] = append(ch, b...)
+	a.used += need
 	var r sref
 	binary.LittleEndian.PutUint32(r[:], uint32(off))
 	return r, true
 }
 
-// get returns the member bytes of record r. They are valid until the next
-// add or compaction.
-func (a *arena) get(r sref) []byte { return record(a.buf, r) }
+func uvarintLen(v uint64) int {
+	n := 1
+	for ; v >= 0x80; v >>= 7 {
+		n++
+	}
+	return n
+}
 
-// record returns the member bytes of record r in buf.
-func record(buf []byte, r sref) []byte {
-	b := buf[binary.LittleEndian.Uint32(r[:])+scoreSize:]
+// at returns the bytes of record r's chunk from the record on.
+func (a *arena) at(r sref) []byte {
+	off := binary.LittleEndian.Uint32(r[:])
+	return a.chunks[off>>chunkShift][off&(chunkSize-1):]
+}
+
+// get returns the member bytes of record r. They are valid until the next
+// compaction.
+func (a *arena) get(r sref) []byte {
+	b := a.at(r)[scoreSize:]
 	n, k := uvarint(b)
 	return b[k : k+n]
 }
 
 // score returns the score of record r.
-func (a *arena) score(r sref) float64 { return recordScore(a.buf, r) }
-
-func recordScore(buf []byte, r sref) float64 {
-	return math.Float64frombits(binary.LittleEndian.Uint64(buf[binary.LittleEndian.Uint32(r[:]):]))
+func (a *arena) score(r sref) float64 {
+	return math.Float64frombits(binary.LittleEndian.Uint64(a.at(r)))
 }
 
 // setScore sets the score of record r.
 func (a *arena) setScore(r sref, s float64) {
-	binary.LittleEndian.PutUint64(a.buf[binary.LittleEndian.Uint32(r[:]):], math.Float64bits(s))
+	binary.LittleEndian.PutUint64(a.at(r), math.Float64bits(s))
+}
+
+// capacity returns the bytes the arena has allocated.
+func (a *arena) capacity() int {
+	n := allocSize(uintptr(cap(a.chunks))*sizeOf[[]byte](), true)
+	for _, ch := range a.chunks {
+		n += allocSize(uintptr(cap(ch)), false)
+	}
+	return n
 }
 
 // size returns the bytes record r occupies.
 func (a *arena) size(r sref) int {
-	n, k := uvarint(a.buf[binary.LittleEndian.Uint32(r[:])+scoreSize:])
+	n, k := uvarint(a.at(r)[scoreSize:])
 	return scoreSize + n + k
 }
 
@@ -101,17 +150,22 @@ func uvarint(b []byte) (n, k int) {
 
 // equal reports whether record r holds member b.
 func (a *arena) equal(r sref, b []byte) bool {
-	return string(record(a.buf, r)) == string(b)
+	return string(a.get(r)) == string(b)
 }
 
 // valid reports whether r is the offset of a well-formed record.
 func (a *arena) valid(r sref) bool {
-	off := uint64(binary.LittleEndian.Uint32(r[:])) + scoreSize
-	if off >= uint64(len(a.buf)) {
+	off := binary.LittleEndian.Uint32(r[:])
+	if int(off>>chunkShift) >= len(a.chunks) {
 		return false
 	}
-	v, k := binary.Uvarint(a.buf[off:])
-	return k > 0 && off+uint64(k)+v <= uint64(len(a.buf))
+	ch := a.chunks[off>>chunkShift]
+	x := uint64(off&(chunkSize-1)) + scoreSize
+	if x >= uint64(len(ch)) {
+		return false
+	}
+	v, k := binary.Uvarint(ch[x:])
+	return k > 0 && x+uint64(k)+v <= uint64(len(ch))
 }
 
 // compact copies every record the set still refers to (members and branch
@@ -125,10 +179,10 @@ func (c *zcore[M, S, V]) compact() {
 		c.ar, c.idx = arena{}, swiss[M, V]{}
 		return
 	}
-	old := c.ar.buf
-	c.ar = arena{buf: make([]byte, 0, len(old)-c.ar.garbage)}
+	old := c.ar
+	c.ar = arena{expect: old.used - old.garbage}
 	move := func(m *M) {
-		r, _ := c.ar.add(record(old, *asRef(m)), recordScore(old, *asRef(m)))
+		r, _ := c.ar.add(old.get(*asRef(m)), old.score(*asRef(m)))
 		*m = refMember[M](r)
 	}
 	c.walk(func(b *branch[M, S]) {
@@ -140,6 +194,7 @@ func (c *zcore[M, S, V]) compact() {
 			move(&l.keys[i])
 		}
 	})
+	c.ar.expect = 0
 	if c.indexed() {
 		c.buildIndex(c.n)
 	}

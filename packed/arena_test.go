@@ -1,7 +1,11 @@
 package packed
 
 import (
+	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -9,14 +13,18 @@ import (
 // compaction must reclaim it and keep every reference (members, fences,
 // index slots) valid.
 func TestArenaCompaction(t *testing.T) {
+	const n = 3000
+	// Members of 70-odd bytes: the records spread over several 64 KiB
+	// chunks.
+	name := func(i int) string { return strings.Repeat("m", 64) + "-" + strconv.Itoa(i) }
 	z := newWithCaps(Standard, 8, 4)
-	for i := range 3000 {
-		z.Add([]byte("member-"+strconv.Itoa(i)), float64(i%50), 0)
+	for i := range n {
+		z.Add([]byte(name(i)), float64(i%50), 0)
 	}
 	full := z.Stats().ArenaBytes
-	for i := range 3000 {
+	for i := range n {
 		if i%10 != 0 {
-			z.Remove([]byte("member-" + strconv.Itoa(i)))
+			z.Remove([]byte(name(i)))
 		}
 	}
 	if err := z.Check(); err != nil {
@@ -26,8 +34,11 @@ func TestArenaCompaction(t *testing.T) {
 	if st.ArenaBytes > full/3 || st.ArenaGarbage > st.ArenaBytes/2 {
 		t.Fatalf("arena %d bytes (%d garbage) after removing 90%% of %d", st.ArenaBytes, st.ArenaGarbage, full)
 	}
-	for i := 0; i < 3000; i += 10 {
-		m := "member-" + strconv.Itoa(i)
+	if err := z.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i += 10 {
+		m := name(i)
 		if s, ok := z.Score([]byte(m)); !ok || s != float64(i%50) {
 			t.Fatalf("%s: %v %v after compaction", m, s, ok)
 		}
@@ -48,5 +59,64 @@ func TestArenaRecords(t *testing.T) {
 	}
 	if !a.valid(r2) || a.valid(sref{0xff, 0xff, 0, 0}) {
 		t.Fatal("valid wrong")
+	}
+}
+
+// Records fill 64 KiB chunks without crossing their ends; a record longer
+// than a chunk gets a buffer of its own and the chunk numbers it spans; the
+// slack stays within the last chunk.
+func TestArenaChunks(t *testing.T) {
+	r := rand.New(rand.NewPCG(testSeed(t), 5))
+	var a arena
+	type rec struct {
+		ref sref
+		b   []byte
+		s   float64
+	}
+	var recs []rec
+	total := 0
+	for i := range 20000 {
+		n := r.IntN(40)
+		switch i % 5000 {
+		case 1:
+			n = chunkSize - scoreSize - 3 // exactly one chunk
+		case 2:
+			n = 3*chunkSize + 17 // spans four chunk numbers
+		}
+		b := make([]byte, n)
+		for j := range b {
+			b[j] = byte(r.IntN(256))
+		}
+		ref, ok := a.add(b, float64(i))
+		if !ok {
+			t.Fatal("add failed")
+		}
+		recs = append(recs, rec{ref, b, float64(i)})
+		total += scoreSize + uvarintLen(uint64(n)) + n
+	}
+	seen := map[uint32]bool{}
+	for _, x := range recs {
+		off := binary.LittleEndian.Uint32(x.ref[:])
+		if seen[off] {
+			t.Fatalf("two records at offset %#x", off)
+		}
+		seen[off] = true
+		if !a.valid(x.ref) || !bytes.Equal(a.get(x.ref), x.b) || a.score(x.ref) != x.s || a.size(x.ref) != scoreSize+uvarintLen(uint64(len(x.b)))+len(x.b) {
+			t.Fatalf("record at %#x (%d bytes) does not read back", off, len(x.b))
+		}
+		if int(off&(chunkSize-1))+a.size(x.ref) > max(chunkSize, a.size(x.ref)) {
+			t.Fatalf("record at %#x (%d bytes) crosses its chunk's end", off, a.size(x.ref))
+		}
+	}
+	if a.used != total {
+		t.Fatalf("used %d, want %d", a.used, total)
+	}
+	// Slack: the last chunk's unused tail, and up to a record's worth at
+	// the end of every other chunk.
+	if slack := a.capacity() - total; slack > chunkSize+len(a.chunks)*64+allocSize(uintptr(cap(a.chunks))*24, true) {
+		t.Fatalf("%d bytes of records in %d allocated", total, a.capacity())
+	}
+	if a.valid(sref{0xff, 0xff, 0xff, 0xff}) {
+		t.Fatal("an offset past the last chunk is valid")
 	}
 }

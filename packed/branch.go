@@ -19,6 +19,7 @@ type branch[M member, S score] struct {
 	sepS   [maxFanout + 1]S
 	sepM   [maxFanout + 1]M
 	sepK   [maxFanout + 1]uint64
+	sepP   [maxFanout + 1]mprefix // standard fences' member prefixes (memberPrefix)
 	leaves [maxFanout + 1]*leaf[M, S]
 	kids   [maxFanout + 1]*branch[M, S]
 }
@@ -40,6 +41,9 @@ func copyKids[M member, S score](dst *branch[M, S], di int, src *branch[M, S], s
 	copy(dst.sepM[di:di+k], src.sepM[si:si+k])
 	if okeyLeaves[M, S]() {
 		copy(dst.sepK[di:di+k], src.sepK[si:si+k])
+	}
+	if kindOf[M]() == MemberBytes {
+		copy(dst.sepP[di:di+k], src.sepP[si:si+k])
 	}
 	copy(dst.leaves[di:di+k], src.leaves[si:si+k])
 	copy(dst.kids[di:di+k], src.kids[si:si+k])
@@ -65,10 +69,13 @@ func (b *branch[M, S]) removeChild(i int) {
 	b.truncate(b.n - 1)
 }
 
-// setFence sets the lower fence of child i.
-func (b *branch[M, S]) setFence(i int, s S, m M) {
+// setFence sets the lower fence of child i of b.
+func (c *zcore[M, S, V]) setFence(b *branch[M, S], i int, s S, m M) {
 	b.sepS[i], b.sepM[i] = s, m
 	if okeyLeaves[M, S]() {
 		b.sepK[i] = okeyOf(s, m)
+	}
+	if kindOf[M]() == MemberBytes {
+		b.sepP[i] = memberPrefix(c.ar.get(*asRef(&m)))
 	}
 }

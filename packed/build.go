@@ -91,7 +91,7 @@ func (b *builder[M, S, V]) add(p *probe[M], s S) error {
 		b.leaves = append(b.leaves, l)
 		b.cur = l
 	}
-	b.cur.push(m, s)
+	b.cur.push(m, s, prefixOf(p))
 	c.commitSlot(slot, h, m, s)
 	b.prevS, b.prevM = s, m
 	b.added++
@@ -136,7 +136,7 @@ func (b *builder[M, S, V]) finish() error {
 			nd := node[M, S]{b: nb, fs: level[0].fs, fm: level[0].fm}
 			for i, ch := range level[:w] {
 				nb.counts[i], nb.leaves[i], nb.kids[i] = ch.count, ch.l, ch.b
-				nb.setFence(i, ch.fs, ch.fm)
+				c.setFence(nb, i, ch.fs, ch.fm)
 				nd.count += ch.count
 			}
 			next = append(next, nd)

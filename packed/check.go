@@ -75,6 +75,9 @@ func (c *zcore[M, S, V]) checkNode(b *branch[M, S], l *leaf[M, S], d int, leaves
 			if kindOf[M]() == MemberBytes && !c.ar.valid(*asRef(&b.sepM[i])) {
 				return 0, fmt.Errorf("fence %d at depth %d points outside the arena", i, d)
 			}
+			if kindOf[M]() == MemberBytes && b.sepP[i] != memberPrefix(c.ar.get(*asRef(&b.sepM[i]))) {
+				return 0, fmt.Errorf("fence %d at depth %d has prefix %#x, not its member's", i, d, b.sepP[i])
+			}
 		}
 		if i+1 < b.n {
 			chi = &fence[M, S]{b.sepS[i+1], b.sepM[i+1]}
@@ -97,7 +100,7 @@ func (c *zcore[M, S, V]) checkLeaf(l *leaf[M, S], d int, lo, hi *fence[M, S]) er
 	if l.lo < 0 || l.lo > l.hi || int(l.hi) > l.capacity() || len(l.scores) != len(l.keys) || okeys != (l.ents != nil) || okeys == (l.keys != nil) {
 		return fmt.Errorf("leaf bounds [%d,%d) capacity %d", l.lo, l.hi, l.capacity())
 	}
-	if l.capacity() > c.leafCap || d > 0 && (n == 0 || l.capacity() != c.leafCap) {
+	if l.capacity() > c.leafCap || d > 0 && (n == 0 || l.capacity() != c.leafCap && l.capacity() != c.smallCap()) {
 		return fmt.Errorf("leaf at depth %d holds %d of capacity %d (tree capacity %d)", d, n, l.capacity(), c.leafCap)
 	}
 	ks, ss := make([]M, n), make([]S, n)
@@ -114,6 +117,9 @@ func (c *zcore[M, S, V]) checkLeaf(l *leaf[M, S], d int, lo, hi *fence[M, S]) er
 		if kindOf[M]() == MemberBytes {
 			if !c.ar.valid(*asRef(&ks[i])) {
 				return fmt.Errorf("member points outside the arena")
+			}
+			if len(l.pfx) != len(l.keys) || l.pfx[int(l.lo)+i] != memberPrefix(c.ar.get(*asRef(&ks[i]))) {
+				return fmt.Errorf("member %q has prefix %#x in its leaf", c.text(nil, ks[i]), l.pfx[int(l.lo)+i])
 			}
 			if s := c.ar.score(*asRef(&ks[i])); math.Float64bits(s) != math.Float64bits(float64(ss[i])) {
 				return fmt.Errorf("member %q scores %v in the tree, %v in its arena record", c.text(nil, ks[i]), ss[i], s)

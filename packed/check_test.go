@@ -43,3 +43,29 @@ func TestCheckDetectsCorruption(t *testing.T) {
 		}
 	}
 }
+
+// Check must notice a standard leaf's or fence's member prefix that is not
+// its member's.
+func TestCheckDetectsPrefixDamage(t *testing.T) {
+	type coreStd = zcore[sref, float64, struct{}]
+	for name, damage := range map[string]func(c *coreStd){
+		"leaf prefix": func(c *coreStd) {
+			var pa path[sref, float64]
+			l, _ := c.selectPath(0, &pa)
+			l.pfx[l.lo]++
+		},
+		"fence prefix": func(c *coreStd) { c.root.sepP[1]++ },
+	} {
+		z := newWithCaps(Standard, 4, 4)
+		for i := range 200 {
+			z.Add([]byte("m"+strconv.Itoa(i)), float64(i%7), 0)
+		}
+		if err := z.Check(); err != nil {
+			t.Fatal(err)
+		}
+		damage(z.c.(*coreStd))
+		if z.Check() == nil {
+			t.Errorf("%s: damage not detected", name)
+		}
+	}
+}

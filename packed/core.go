@@ -166,7 +166,7 @@ func (c *zcore[M, S, V]) afterRemove() {
 		return
 	}
 	c.maybeShrink()
-	if kindOf[M]() == MemberBytes && c.ar.garbage > 4096 && 2*c.ar.garbage > len(c.ar.buf) {
+	if kindOf[M]() == MemberBytes && c.ar.garbage > 4096 && 2*c.ar.garbage > c.ar.used {
 		c.compact()
 	}
 }

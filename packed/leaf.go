@@ -16,7 +16,8 @@ package packed
 type leaf[M member, S score] struct {
 	keys       []M // len(keys) is the leaf's capacity (split arrays)
 	scores     []S
-	ents       []uint64 // order keys; len(ents) is the capacity
+	ents       []uint64  // order keys; len(ents) is the capacity
+	pfx        []mprefix // standard members: their first two bytes (memberPrefix)
 	lo, hi     int32
 	prev, next *leaf[M, S]
 }
@@ -25,8 +26,15 @@ func newLeaf[M member, S score](capacity int) *leaf[M, S] {
 	if okeyLeaves[M, S]() {
 		return &leaf[M, S]{ents: make([]uint64, capacity)}
 	}
-	return &leaf[M, S]{keys: make([]M, capacity), scores: make([]S, capacity)}
+	l := &leaf[M, S]{keys: make([]M, capacity), scores: make([]S, capacity)}
+	if kindOf[M]() == MemberBytes {
+		l.pfx = make([]mprefix, capacity)
+	}
+	return l
 }
+
+// prefixes returns the live entries' member prefixes (standard leaves).
+func (l *leaf[M, S]) prefixes() []mprefix { return l.pfx[l.lo:l.hi] }
 
 func (l *leaf[M, S]) n() int { return int(l.hi - l.lo) }
 
@@ -75,15 +83,21 @@ func (l *leaf[M, S]) shift(dst, src, n int) {
 	}
 	copy(l.keys[dst:dst+n], l.keys[src:src+n])
 	copy(l.scores[dst:dst+n], l.scores[src:src+n])
+	if kindOf[M]() == MemberBytes {
+		copy(l.pfx[dst:dst+n], l.pfx[src:src+n])
+	}
 }
 
 // set writes an entry at array index x.
-func (l *leaf[M, S]) set(x int, m M, s S) {
+func (l *leaf[M, S]) set(x int, m M, s S, px mprefix) {
 	if okeyLeaves[M, S]() {
 		l.ents[x] = okeyOf(s, m)
 		return
 	}
 	l.keys[x], l.scores[x] = m, s
+	if kindOf[M]() == MemberBytes {
+		l.pfx[x] = px
+	}
 }
 
 // recenter moves the entries to start at index lo.
@@ -103,12 +117,15 @@ func (l *leaf[M, S]) grow(capacity int) {
 		ks, ss := l.live()
 		l.keys = append(make([]M, 0, capacity), ks...)[:capacity]
 		l.scores = append(make([]S, 0, capacity), ss...)[:capacity]
+		if kindOf[M]() == MemberBytes {
+			l.pfx = append(make([]mprefix, 0, capacity), l.prefixes()...)[:capacity]
+		}
 	}
 	l.lo, l.hi = 0, int32(n)
 }
 
 // insertAt inserts an entry at position i. The leaf must not be full.
-func (l *leaf[M, S]) insertAt(i int, m M, s S) {
+func (l *leaf[M, S]) insertAt(i int, m M, s S, px mprefix) {
 	n, lo := l.n(), int(l.lo)
 	front := i < n-i
 	if front && lo == 0 || !front && int(l.hi) == l.capacity() {
@@ -134,6 +151,9 @@ func (l *leaf[M, S]) insertAt(i int, m M, s S) {
 		l.ents[x] = okeyOf(s, m)
 	} else {
 		l.keys[x], l.scores[x] = m, s
+		if kindOf[M]() == MemberBytes {
+			l.pfx[x] = px
+		}
 	}
 }
 
@@ -185,6 +205,15 @@ func (l *leaf[M, S]) move(i, j int, s S) {
 		copy(l.scores[lo+j+1:lo+i+1], l.scores[lo+j:lo+i])
 	}
 	l.keys[lo+j], l.scores[lo+j] = m, s
+	if kindOf[M]() == MemberBytes {
+		px := l.pfx[lo+i]
+		if j > i {
+			copy(l.pfx[lo+i:lo+j], l.pfx[lo+i+1:lo+j+1])
+		} else {
+			copy(l.pfx[lo+j+1:lo+i+1], l.pfx[lo+j:lo+i])
+		}
+		l.pfx[lo+j] = px
+	}
 }
 
 // copyFrom copies src's entries [i, j) into l's arrays at index x.
@@ -196,6 +225,9 @@ func (l *leaf[M, S]) copyFrom(x int, src *leaf[M, S], i, j int) {
 	}
 	copy(l.keys[x:], src.keys[a:b])
 	copy(l.scores[x:], src.scores[a:b])
+	if kindOf[M]() == MemberBytes {
+		copy(l.pfx[x:], src.pfx[a:b])
+	}
 }
 
 // appendFrom appends src's entries [i, j) at the back; they must fit.
@@ -218,7 +250,7 @@ func (l *leaf[M, S]) prependFrom(src *leaf[M, S], i, j int) {
 
 // push appends an entry at the back (bulk loads); it must fit without
 // moving the run.
-func (l *leaf[M, S]) push(m M, s S) {
-	l.set(int(l.hi), m, s)
+func (l *leaf[M, S]) push(m M, s S, px mprefix) {
+	l.set(int(l.hi), m, s, px)
 	l.hi++
 }

@@ -253,3 +253,34 @@ func getScore[S score](src []byte) S {
 func fits[M member, S score](x float64) bool {
 	return float64(S(x)) == x && !(okeyLeaves[M, S]() && x == 0 && math.Signbit(x))
 }
+
+// mprefix is what standard leaves and fences keep of each member's bytes
+// beside its arena reference: its first two bytes (memberPrefix). One byte
+// would cost 1.3 bytes per member less, but random members tie on it often
+// enough that tied increments took 330 ns against 290 (doc.go, Searches).
+type mprefix = uint16
+
+// maxPrefix is the largest mprefix, whose successor does not exist.
+const maxPrefix = 0xffff
+
+// memberPrefix is a standard member's first two bytes, big-endian, padded
+// with zeros: memberPrefix(a) <= memberPrefix(b) whenever a <= b, so
+// leaves order their entries by (score, prefix) first and read member
+// bytes only where both tie.
+func memberPrefix(b []byte) mprefix {
+	switch len(b) {
+	case 0:
+		return 0
+	case 1:
+		return mprefix(b[0]) << 8
+	}
+	return mprefix(b[0])<<8 | mprefix(b[1])
+}
+
+// prefixOf is a probe's memberPrefix (standard members; 0 otherwise).
+func prefixOf[M member](p *probe[M]) mprefix {
+	if kindOf[M]() != MemberBytes {
+		return 0
+	}
+	return memberPrefix(p.b)
+}

@@ -6,10 +6,12 @@ import "unsafe"
 // kind at the top, so the inner loops compare native integers inline
 // instead of calling a comparator. Integer members get branch-free
 // four-way searches (pairBound) and paired searches for rescores
-// (pairBound2); UUID members paired searches; standard members, whose
-// comparisons read the arena, a branchy binary search, except that a
-// stored standard member is found among its tied scores by its arena
-// reference (leafFind). doc.go, "Searches", has the measurements.
+// (pairBound2); UUID members paired searches. Standard members, whose
+// comparisons read the arena, are searched by (score, member prefix) with
+// the same branch-free steps, and their bytes are compared only where
+// score and prefix both tie (bytesBound, tieFix); a stored standard member
+// is found there by its arena reference, without reading bytes at all
+// (leafFind, refFind). doc.go, "Searches", has the measurements.
 
 // asSlice reinterprets a member slice as its concrete element type.
 func asSlice[T any, M member](ks []M) []T {
@@ -17,8 +19,9 @@ func asSlice[T any, M member](ks []M) []T {
 }
 
 // keyBound returns the first index i with (ss[i], ks[i]) >= (s, p), or >
-// when upper is set: one binary search that compares members only where
-// scores tie, with the member comparison inlined per kind.
+// when upper is set, for packed members (standard runs have bytesBound):
+// a binary search that compares members only where scores tie, with the
+// member comparison inlined per kind.
 func (c *zcore[M, S, V]) keyBound(ks []M, ss []S, s S, p *probe[M], upper bool) int {
 	switch kindOf[M]() {
 	case MemberInt32:
@@ -48,7 +51,7 @@ func (c *zcore[M, S, V]) keyBound(ks []M, ss []S, s S, p *probe[M], upper bool) 
 // 512-entry leaf takes five steps where a binary search takes nine levels,
 // half of which mispredict on random keys: 41 against 56 ns on a random
 // 512-entry leaf.
-func pairBound[K int32 | int64, S score](ks []K, ss []S, s S, m K, upper bool) int {
+func pairBound[K int32 | int64 | uint16, S score](ks []K, ss []S, s S, m K, upper bool) int {
 	if upper {
 		// (s', k) <= (s, m) is (s', k) < (s, m+1) for integers, unless m+1
 		// overflows.
@@ -126,24 +129,23 @@ func scoreBounds[S score](ss []S, s S) (lo, hi int) {
 	return b1 + int(b2u(ss[b1] < s)), b2 + int(b2u(ss[b2] <= s))
 }
 
-// refScanMax is the longest run of tied scores that leafFind scans for a
-// standard member's reference; longer runs (only in leaves configured
-// larger than the default) are searched by member bytes. Scanning a whole
-// default leaf's 512 references (2 KiB, four compares at a time) costs
-// less than the nine arena reads and byte comparisons of a binary search
-// among members that tie: tied increments took 502 ns with a limit of 64
-// and 423 with no limit.
+// refScanMax is the longest run of entries tied on score and prefix that
+// refFind scans for a standard member's reference; longer runs (only in
+// leaves configured larger than the default) are searched by member
+// bytes. Scanning a whole default leaf's 512 references (2 KiB, four
+// compares at a time) costs less than the nine arena reads and byte
+// comparisons of a binary search among members that tie: before leaves
+// kept member prefixes, tied increments took 502 ns with a limit of 64 and
+// 423 with no limit.
 const refScanMax = 1024
 
 // leafFind returns the position in leaf l of member p's entry, whose score
 // s and stored member m the index gave. For standard members it finds the
-// entries tied at s and scans them for the reference m, so the member
-// bytes are never read: a live member has
+// entries tied with it on score and prefix and scans them for the
+// reference m, so the member bytes are never read: a live member has
 // exactly one record, and its leaf entry and index slot refer to the same
 // one. (Branch fences may refer to a removed member's old record, so
-// descents compare bytes.) Searches for a new key keep keyBound's branchy
-// search: over float64 scores, in the workloads, it measured faster than
-// a branch-free score search followed by the ties.
+// descents compare bytes where fences tie.)
 func (c *zcore[M, S, V]) leafFind(l *leaf[M, S], s S, p *probe[M], m M) int {
 	if okeyLeaves[M, S]() {
 		es, k := l.entries(), okeyOf(s, m)
@@ -161,10 +163,15 @@ func (c *zcore[M, S, V]) leafFind(l *leaf[M, S], s S, p *probe[M], m M) int {
 		}
 		return i
 	}
-	// A leaf entry refers to its member's one record, so the first entry
-	// from the run's start that refers to m is m's: scan from the first
-	// entry at s without looking for the run's end.
-	lo := lowerBound(ss, s)
+	return c.refFind(ks, ss, pairBound(l.prefixes(), ss, s, memberPrefix(p.b), false), s, p, m)
+}
+
+// refFind returns the position of standard member m, stored with score s,
+// in a leaf's entries ks and ss, from lo, the first entry whose (score,
+// prefix) is not below m's. A leaf entry refers to its member's one
+// record, so the first entry from there that refers to m is m's: it scans
+// without looking for the run's end.
+func (c *zcore[M, S, V]) refFind(ks []M, ss []S, lo int, s S, p *probe[M], m M) int {
 	end := min(len(ks), lo+refScanMax)
 	i := lo
 	for ; i < min(end, lo+8); i++ { // few ties: the common case
@@ -188,7 +195,7 @@ func (c *zcore[M, S, V]) leafFind(l *leaf[M, S], s S, p *probe[M], m M) int {
 	// A run longer than refScanMax (leaves configured larger than the
 	// default): search it by member bytes.
 	lo, hi := scoreBounds(ss, s)
-	if i := lo + c.tieBound(ks[lo:hi], p); i < hi && ks[i] == m {
+	if i := lo + c.tieBound(ks[lo:hi], p, false); i < hi && ks[i] == m {
 		return i
 	}
 	panic("packed: index and tree disagree")
@@ -237,14 +244,14 @@ func indexRef(refs []uint32, r uint32) int {
 	return -1
 }
 
-// tieBound returns the first index i with ks[i] >= p in a run of standard
-// members whose scores tie: a binary search whose comparisons read the
-// arena.
-func (c *zcore[M, S, V]) tieBound(ks []M, p *probe[M]) int {
+// tieBound returns the first index i with ks[i] >= p (> when upper) in a
+// run of standard members whose scores tie: a binary search whose
+// comparisons read the arena.
+func (c *zcore[M, S, V]) tieBound(ks []M, p *probe[M], upper bool) int {
 	lo, hi := 0, len(ks)
 	for lo < hi {
 		h := int(uint(lo+hi) >> 1)
-		if c.cmpMember(p, &ks[h]) > 0 {
+		if d := c.cmpMember(p, &ks[h]); d > 0 || d == 0 && upper {
 			lo = h + 1
 		} else {
 			hi = h
@@ -255,7 +262,7 @@ func (c *zcore[M, S, V]) tieBound(ks []M, p *probe[M]) int {
 
 // pairBoundBranchy is a plain binary search; pairBound uses it for an
 // upper bound at the largest member, whose m+1 would overflow.
-func pairBoundBranchy[K int32 | int64, S score](ks []K, ss []S, s S, m K, upper bool) int {
+func pairBoundBranchy[K int32 | int64 | uint16, S score](ks []K, ss []S, s S, m K, upper bool) int {
 	lo, hi := 0, len(ss)
 	for lo < hi {
 		h := int(uint(lo+hi) >> 1)
@@ -277,7 +284,7 @@ func pairBoundBranchy[K int32 | int64, S score](ks []K, ss []S, s S, m K, upper 
 // compares that the CPU overlaps: both cost about as much as one branchy
 // search, whose every level mispredicts half the time on random keys.
 // rescore uses it to find an entry's old and new positions together.
-func pairBound2[K int32 | int64, S score](ks1 []K, ss1 []S, s1 S, m1 K, ks2 []K, ss2 []S, s2 S, m2 K, upper bool) (int, int) {
+func pairBound2[K int32 | int64 | uint16, S score](ks1 []K, ss1 []S, s1 S, m1 K, ks2 []K, ss2 []S, s2 S, m2 K, upper bool) (int, int) {
 	n1, n2 := len(ss1), len(ss2)
 	// (s', k) <= (s, m) is (s', k) < (s, m+1) for integers, unless m+1
 	// overflows; that and empty runs go to pairBound.
@@ -331,7 +338,7 @@ func pairBound2[K int32 | int64, S score](ks1 []K, ss1 []S, s1 S, m1 K, ks2 []K,
 // precedes is 1 if entry x of a run (members ks, scores ss) orders before
 // key (s, m), else 0: its score is lower, or equal (<= and not <; scores are
 // never NaN) with a lower member. It inlines to SETcc and masks, no jump.
-func precedes[K int32 | int64, S score](ks []K, ss []S, x int, s S, m K) uint {
+func precedes[K int32 | int64 | uint16, S score](ks []K, ss []S, x int, s S, m K) uint {
 	return b2u(ss[x] < s) | b2u(ss[x] <= s)&b2u(ks[x] < m)
 }
 
@@ -344,7 +351,7 @@ func b2u(b bool) uint {
 }
 
 // keyBound2 is keyBound for two keys of the same member p at once; only
-// packed members have it (hasBound2).
+// packed members have it (standard members have bytesBound and tieFix).
 func (c *zcore[M, S, V]) keyBound2(ks1 []M, ss1 []S, s1 S, ks2 []M, ss2 []S, s2 S, p *probe[M], upper bool) (int, int) {
 	switch kindOf[M]() {
 	case MemberInt32:
@@ -403,8 +410,38 @@ func uuidBound[S score](ks []uuid, ss []S, s S, m uuid, upper bool) int {
 	return lo
 }
 
-// hasBound2 reports whether members of kind M have keyBound2: integers
-// and UUIDs, whose comparisons are one or two instructions. Standard
-// members keep the branchy search, whose member comparisons read the arena
-// and happen only within ties.
-func hasBound2[M member]() bool { return kindOf[M]() != MemberBytes }
+// bytesBound is keyBound for a standard run (a leaf's entries or a
+// branch's fences, with their prefixes pf): the first index i with
+// (ss[i], ks[i]) >= (s, p), or > when upper. It searches (score, prefix)
+// pairs branch-free, as pairBound does integers, and compares member bytes
+// only among the entries whose score and prefix both tie with the key's
+// (tieFix).
+func (c *zcore[M, S, V]) bytesBound(ks []M, ss []S, pf []mprefix, s S, p *probe[M], upper bool) int {
+	x := memberPrefix(p.b)
+	return c.tieFix(ks, ss, pf, s, p, x, pairBound(pf, ss, s, x, false), upper)
+}
+
+// tieFix finishes a search of a standard run for key (s, p) with prefix
+// x from i, the first index whose (score, prefix) is not below (s, x):
+// it steps over the entries that tie on both and order before the key
+// (or with it, when upper), comparing member bytes, one by one through a
+// few and by binary search through more.
+func (c *zcore[M, S, V]) tieFix(ks []M, ss []S, pf []mprefix, s S, p *probe[M], x mprefix, i int, upper bool) int {
+	n := len(ss)
+	for k := 0; i < n && ss[i] == s && pf[i] == x; k++ {
+		if k == 4 {
+			var j int // the run's end: the first entry above (s, x)
+			if x < maxPrefix {
+				j = pairBound(pf, ss, s, x+1, false)
+			} else {
+				_, j = scoreBounds(ss, s)
+			}
+			return i + c.tieBound(ks[i:j], p, upper)
+		}
+		if d := c.cmpMember(p, &ks[i]); d < 0 || d == 0 && !upper {
+			return i
+		}
+		i++
+	}
+	return i
+}

@@ -1,6 +1,7 @@
 package packed
 
 import (
+	"bytes"
 	"cmp"
 	"math"
 	"math/rand/v2"
@@ -206,6 +207,32 @@ func TestScoreBounds(t *testing.T) {
 // Standard members: keyBound against a linear count, and leafFind finds
 // every entry by its reference, through short runs of ties (scanned) and
 // long ones (searched by bytes).
+// randomMember returns a member of up to n bytes from an alphabet with the
+// extremes 0x00 and 0xff, so that members tie on their prefixes, pad to
+// them (a and a\x00), and reach the largest prefix.
+func randomMember(r *rand.Rand, n int) []byte {
+	b := make([]byte, r.IntN(n+1))
+	for i := range b {
+		b[i] = "\x00\x01ab\xfe\xff"[r.IntN(6)]
+	}
+	return b
+}
+
+// TestMemberPrefixOrder checks that member prefixes never contradict the
+// members' order: prefix(a) <= prefix(b) whenever a <= b.
+func TestMemberPrefixOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(testSeed(t), 9))
+	for range 100000 {
+		a, b := randomMember(r, 3), randomMember(r, 3)
+		if bytes.Compare(a, b) > 0 {
+			a, b = b, a
+		}
+		if memberPrefix(a) > memberPrefix(b) {
+			t.Fatalf("%q <= %q, but prefixes %#x > %#x", a, b, memberPrefix(a), memberPrefix(b))
+		}
+	}
+}
+
 func TestStandardSearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(testSeed(t), 8))
 	for range 300 {
@@ -224,7 +251,7 @@ func TestStandardSearch(t *testing.T) {
 		seen := map[string]bool{}
 		var es []entry
 		for len(es) < n {
-			b := []byte{byte('a' + r.IntN(16)), byte('a' + r.IntN(16)), byte('a' + r.IntN(16)), byte('a' + r.IntN(16))}[:1+r.IntN(4)]
+			b := randomMember(r, 5)
 			if !seen[string(b)] {
 				seen[string(b)] = true
 				es = append(es, entry{float64(r.IntN(sr)), b})
@@ -240,7 +267,7 @@ func TestStandardSearch(t *testing.T) {
 		l := newLeaf[sref, float64](n)
 		for _, e := range es {
 			ref, _ := c.ar.add(e.b, e.s)
-			l.push(ref, e.s)
+			l.push(ref, e.s, memberPrefix(e.b))
 		}
 		ks, ss := l.live()
 		for i, e := range es {
@@ -250,7 +277,7 @@ func TestStandardSearch(t *testing.T) {
 			}
 		}
 		for range 50 {
-			q := entry{float64(r.IntN(sr+2) - 1), []byte{byte('a' + r.IntN(9)), byte('a' + r.IntN(9))}[:1+r.IntN(2)]}
+			q := entry{float64(r.IntN(sr+2) - 1), randomMember(r, 3)}
 			for _, upper := range []bool{false, true} {
 				want := 0
 				for _, e := range es {
@@ -258,8 +285,8 @@ func TestStandardSearch(t *testing.T) {
 						want++
 					}
 				}
-				if got := c.keyBound(ks, ss, q.s, &probe[sref]{b: q.b}, upper); got != want {
-					t.Fatalf("keyBound(%v %q, upper %v) = %d, want %d", q.s, q.b, upper, got, want)
+				if got := c.bytesBound(ks, ss, l.prefixes(), q.s, &probe[sref]{b: q.b}, upper); got != want {
+					t.Fatalf("bytesBound(%v %q, upper %v) = %d, want %d", q.s, q.b, upper, got, want)
 				}
 			}
 		}

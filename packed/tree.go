@@ -46,7 +46,43 @@ func (pa *path[M, S]) start(depth int) {
 	}
 }
 
-func (c *zcore[M, S, V]) minLeaf() int   { return max(1, c.leafCap*minLeafNum/minLeafDen) }
+func (c *zcore[M, S, V]) minLeaf() int { return max(1, c.leafCap*minLeafNum/minLeafDen) }
+
+// smallCap is the capacity of a standard leaf made to hold fewer than
+// three quarters of a full leaf's entries (by a split, or removals); it
+// grows to leafCap when it fills. Leaves that hold between two thirds and
+// three quarters of a full leaf thus take a quarter less memory. (384 and
+// 512 entries are both exact allocation size classes for every array of a
+// leaf.) Packed layouts, well within their memory target, keep full-size
+// leaves: the copies cost their tied increments 9%.
+func (c *zcore[M, S, V]) smallCap() int {
+	if kindOf[M]() != MemberBytes {
+		return c.leafCap
+	}
+	return max(1, c.leafCap-c.leafCap/4)
+}
+
+// capFor returns the capacity for a new leaf of n entries.
+func (c *zcore[M, S, V]) capFor(n int) int {
+	if n < c.smallCap() {
+		return c.smallCap()
+	}
+	return c.leafCap
+}
+
+// room makes room in leaf l for k more entries.
+func (c *zcore[M, S, V]) room(l *leaf[M, S], k int) {
+	if l.free() < k {
+		l.grow(c.leafCap)
+	}
+}
+
+// trim shrinks a leaf that a split left holding few entries.
+func (c *zcore[M, S, V]) trim(l *leaf[M, S]) {
+	if n := c.capFor(l.n() + 1); n < l.capacity() {
+		l.grow(n)
+	}
+}
 func (c *zcore[M, S, V]) minBranch() int { return max(2, c.branchCap/4) }
 
 // keyLess reports whether key (s, p) orders before (fs, fm).
@@ -75,6 +111,8 @@ func (c *zcore[M, S, V]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
 		var i int
 		if okeyLeaves[M, S]() {
 			i = lowerBound(b.sepK[1:b.n], above)
+		} else if kindOf[M]() == MemberBytes {
+			i = c.bytesBound(b.sepM[1:b.n], b.sepS[1:b.n], b.sepP[1:b.n], s, p, true)
 		} else {
 			i = c.keyBound(b.sepM[1:b.n], b.sepS[1:b.n], s, p, true)
 		}
@@ -95,7 +133,12 @@ func (c *zcore[M, S, V]) leafSearch(l *leaf[M, S], s S, p *probe[M]) (int, bool)
 		return i, i < len(es) && es[i] == k
 	}
 	ks, ss := l.live()
-	i := c.keyBound(ks, ss, s, p, false)
+	var i int
+	if kindOf[M]() == MemberBytes {
+		i = c.bytesBound(ks, ss, l.prefixes(), s, p, false)
+	} else {
+		i = c.keyBound(ks, ss, s, p, false)
+	}
 	return i, i < len(ss) && ss[i] == s && c.eqMember(p, &ks[i])
 }
 
@@ -202,65 +245,68 @@ func (c *zcore[M, S, V]) insert(s S, p *probe[M], m M) {
 	var pa path[M, S]
 	l := c.descend(s, p, &pa)
 	i, _ := c.leafSearch(l, s, p)
+	px := prefixOf(p)
 	pa.adjust(1)
 	c.n++
 	if l.free() == 0 {
 		switch {
 		case l.capacity() < c.leafCap:
 			l.grow(min(2*l.capacity(), c.leafCap))
-		case pa.depth > 0 && c.shiftInsert(l, &pa, i, m, s):
+		case pa.depth > 0 && c.shiftInsert(l, &pa, i, m, s, px):
 			return
 		case pa.depth > 0 && !(i == l.n() && l.next == nil) && !(i == 0 && l.prev == nil):
 			c.splitThree(&pa, s, p, m)
 			return
 		default:
-			c.splitLeaf(l, &pa, i, m, s)
+			c.splitLeaf(l, &pa, i, m, s, px)
 			return
 		}
 	}
-	l.insertAt(i, m, s)
+	l.insertAt(i, m, s, px)
 }
 
 // shiftInsert inserts into the full leaf l by first moving half of a
 // sibling's free space worth of entries into that sibling. This keeps
 // leaves nearly full under random insertion, which is most of the memory
 // per member; see doc.go.
-func (c *zcore[M, S, V]) shiftInsert(l *leaf[M, S], pa *path[M, S], i int, m M, s S) bool {
+func (c *zcore[M, S, V]) shiftInsert(l *leaf[M, S], pa *path[M, S], i int, m M, s S, px mprefix) bool {
 	b, ci := pa.at(pa.depth-1).b, pa.at(pa.depth-1).i
 	minShift, n := max(2, c.leafCap/16), l.n()
 	if ci > 0 {
-		if left := b.leaves[ci-1]; left.free() >= minShift {
-			k := left.free() / 2
+		if left := b.leaves[ci-1]; c.leafCap-left.n() >= minShift {
+			k := (c.leafCap - left.n()) / 2
+			c.room(left, k+1) // (the new entry may go there too)
 			left.appendFrom(l, 0, k)
 			l.removeRange(0, k)
 			b.counts[ci-1] += k
 			b.counts[ci] -= k
 			if i <= k {
-				left.insertAt(left.n()-k+i, m, s)
+				left.insertAt(left.n()-k+i, m, s, px)
 				b.counts[ci-1]++
 				b.counts[ci]--
 			} else {
-				l.insertAt(i-k, m, s)
+				l.insertAt(i-k, m, s, px)
 			}
-			b.setFence(ci, l.score(0), l.key(0))
+			c.setFence(b, ci, l.score(0), l.key(0))
 			return true
 		}
 	}
 	if ci+1 < b.n {
-		if right := b.leaves[ci+1]; right.free() >= minShift {
-			k := right.free() / 2
+		if right := b.leaves[ci+1]; c.leafCap-right.n() >= minShift {
+			k := (c.leafCap - right.n()) / 2
+			c.room(right, k+1)
 			right.prependFrom(l, n-k, n)
 			l.removeRange(n-k, n)
 			b.counts[ci+1] += k
 			b.counts[ci] -= k
 			if i > n-k {
-				right.insertAt(i-(n-k), m, s)
+				right.insertAt(i-(n-k), m, s, px)
 				b.counts[ci+1]++
 				b.counts[ci]--
 			} else {
-				l.insertAt(i, m, s)
+				l.insertAt(i, m, s, px)
 			}
-			b.setFence(ci+1, right.score(0), right.key(0))
+			c.setFence(b, ci+1, right.score(0), right.key(0))
 			return true
 		}
 	}
@@ -278,12 +324,14 @@ func (c *zcore[M, S, V]) splitThree(pa *path[M, S], s S, p *probe[M], m M) {
 	}
 	a, z := b.leaves[li], b.leaves[li+1]
 	third := (a.n() + z.n() + 3) / 3 // ceil((entries+1)/3): the new entry fits anywhere
-	x := newLeaf[M, S](c.leafCap)
+	x := newLeaf[M, S](c.capFor(third + 1))
 	x.appendFrom(a, third, a.n())
 	a.removeRange(third, a.n())
 	k := z.n() - (a.n() + x.n() + z.n() - 2*third)
 	x.appendFrom(z, 0, k)
 	z.removeRange(0, k)
+	c.trim(a)
+	c.trim(z)
 	x.prev, x.next, a.next, z.prev = a, z, x, x
 	t := z
 	if xm := x.key(0); c.keyLess(s, p, x.score(0), &xm) {
@@ -292,12 +340,13 @@ func (c *zcore[M, S, V]) splitThree(pa *path[M, S], s S, p *probe[M], m M) {
 		t = x
 	}
 	j, _ := c.leafSearch(t, s, p)
-	t.insertAt(j, m, s)
+	c.room(t, 1)
+	t.insertAt(j, m, s, prefixOf(p))
 	b.insertChild(li + 1)
 	b.leaves[li+1], b.kids[li+1] = x, nil
 	b.counts[li], b.counts[li+1], b.counts[li+2] = a.n(), x.n(), z.n()
-	b.setFence(li+1, x.score(0), x.key(0))
-	b.setFence(li+2, z.score(0), z.key(0))
+	c.setFence(b, li+1, x.score(0), x.key(0))
+	c.setFence(b, li+2, z.score(0), z.key(0))
 	if b.n > c.branchCap {
 		c.splitBranch(pa, pa.depth-1)
 	}
@@ -306,7 +355,7 @@ func (c *zcore[M, S, V]) splitThree(pa *path[M, S], s S, p *probe[M], m M) {
 // splitLeaf inserts into the full leaf l by splitting it. Appending past
 // the last leaf (or prepending before the first) splits at the insertion
 // point, so ascending and descending loads fill leaves completely.
-func (c *zcore[M, S, V]) splitLeaf(l *leaf[M, S], pa *path[M, S], i int, m M, s S) {
+func (c *zcore[M, S, V]) splitLeaf(l *leaf[M, S], pa *path[M, S], i int, m M, s S, px mprefix) {
 	n := l.n()
 	mid := n / 2
 	if i == n && l.next == nil {
@@ -314,18 +363,19 @@ func (c *zcore[M, S, V]) splitLeaf(l *leaf[M, S], pa *path[M, S], i int, m M, s 
 	} else if i == 0 && l.prev == nil {
 		mid = 0
 	}
-	r := newLeaf[M, S](c.leafCap)
+	r := newLeaf[M, S](c.capFor(n - mid + 1))
 	r.appendFrom(l, mid, n)
 	l.removeRange(mid, n)
+	c.trim(l)
 	r.prev, r.next = l, l.next
 	if l.next != nil {
 		l.next.prev = r
 	}
 	l.next = r
 	if i < mid || i == mid && mid < n {
-		l.insertAt(i, m, s)
+		l.insertAt(i, m, s, px)
 	} else {
-		r.insertAt(i-mid, m, s)
+		r.insertAt(i-mid, m, s, px)
 	}
 	c.addSibling(pa, pa.depth, l.n(), r.score(0), r.key(0), r.n(), r, nil)
 }
@@ -336,7 +386,7 @@ func (c *zcore[M, S, V]) addSibling(pa *path[M, S], d, leftN int, fs S, fm M, ri
 	if d == 0 {
 		nb := &branch[M, S]{n: 2}
 		nb.counts[0], nb.counts[1] = leftN, rightN
-		nb.setFence(1, fs, fm)
+		c.setFence(nb, 1, fs, fm)
 		if rl != nil {
 			nb.leaves[0], nb.leaves[1] = c.rootLeaf, rl
 			c.rootLeaf = nil
@@ -350,7 +400,7 @@ func (c *zcore[M, S, V]) addSibling(pa *path[M, S], d, leftN int, fs S, fm M, ri
 	b, i := pa.at(d-1).b, pa.at(d-1).i
 	b.insertChild(i + 1)
 	b.counts[i], b.counts[i+1] = leftN, rightN
-	b.setFence(i+1, fs, fm)
+	c.setFence(b, i+1, fs, fm)
 	b.leaves[i+1], b.kids[i+1] = rl, rb
 	if b.n > c.branchCap {
 		c.splitBranch(pa, d-1)
@@ -390,6 +440,12 @@ func (c *zcore[M, S, V]) fixLeaf(l *leaf[M, S], pa *path[M, S]) {
 		return
 	}
 	if l.n() >= c.minLeaf() {
+		// A full-size leaf that has lost a quarter of its entries moves
+		// to the smaller arrays (a sixteenth short of them, so that a few
+		// insertions do not grow it straight back).
+		if small := c.smallCap(); small < c.leafCap && l.capacity() == c.leafCap && l.n() < small-c.leafCap/16 {
+			l.grow(small)
+		}
 		return
 	}
 	b, li := pa.at(d-1).b, pa.at(d-1).i
@@ -404,21 +460,25 @@ func (c *zcore[M, S, V]) fixLeaf(l *leaf[M, S], pa *path[M, S]) {
 	if a.n()+z.n() > c.leafCap {
 		want := (a.n() + z.n()) / 2
 		if k := want - a.n(); k > 0 {
+			c.room(a, k)
 			a.appendFrom(z, 0, k)
 			z.removeRange(0, k)
 		} else if k < 0 {
 			n := a.n()
+			c.room(z, -k)
 			z.prependFrom(a, n+k, n)
 			a.removeRange(n+k, n)
 		}
 		b.counts[li], b.counts[li+1] = a.n(), z.n()
-		b.setFence(li+1, z.score(0), z.key(0))
+		c.setFence(b, li+1, z.score(0), z.key(0))
 		return
 	}
 	if a.n() >= z.n() {
+		c.room(a, z.n())
 		a.appendFrom(z, 0, z.n())
 		c.unlink(z)
 	} else {
+		c.room(z, a.n())
 		z.prependFrom(a, 0, a.n())
 		c.unlink(a)
 		b.leaves[li] = z
@@ -438,11 +498,13 @@ func (c *zcore[M, S, V]) spread(b *branch[M, S], li int) bool {
 		return false
 	}
 	k := min(max(total/2-a.n(), 0), l.n())
+	c.room(a, k)
+	c.room(z, l.n()-k)
 	a.appendFrom(l, 0, k)
 	z.prependFrom(l, k, l.n())
 	b.counts[li-1] += k
 	b.counts[li+1] += l.n() - k
-	b.setFence(li+1, z.score(0), z.key(0))
+	c.setFence(b, li+1, z.score(0), z.key(0))
 	c.unlink(l)
 	b.removeChild(li)
 	return true
@@ -485,26 +547,26 @@ func (c *zcore[M, S, V]) fixBranch(pa *path[M, S], d int) {
 	if a.n+z.n > c.branchCap {
 		if k := (a.n+z.n)/2 - a.n; k > 0 {
 			copyKids(a, a.n, z, 0, k)
-			a.setFence(a.n, g.sepS[li+1], g.sepM[li+1])
+			c.setFence(a, a.n, g.sepS[li+1], g.sepM[li+1])
 			a.n += k
-			g.setFence(li+1, z.sepS[k], z.sepM[k])
+			c.setFence(g, li+1, z.sepS[k], z.sepM[k])
 			copyKids(z, 0, z, k, z.n-k)
 			z.truncate(z.n - k)
 		} else if k < 0 {
 			k = -k
 			copyKids(z, k, z, 0, z.n)
-			z.setFence(k, g.sepS[li+1], g.sepM[li+1])
+			c.setFence(z, k, g.sepS[li+1], g.sepM[li+1])
 			copyKids(z, 0, a, a.n-k, k)
 			z.n += k
 			a.truncate(a.n - k)
-			g.setFence(li+1, z.sepS[0], z.sepM[0])
+			c.setFence(g, li+1, z.sepS[0], z.sepM[0])
 		}
 		g.counts[li], g.counts[li+1] = a.sum(), z.sum()
 		return
 	}
 	k := z.n
 	copyKids(a, a.n, z, 0, k)
-	a.setFence(a.n, g.sepS[li+1], g.sepM[li+1])
+	c.setFence(a, a.n, g.sepS[li+1], g.sepM[li+1])
 	a.n += k
 	g.counts[li] += g.counts[li+1]
 	g.removeChild(li + 1)
@@ -512,53 +574,15 @@ func (c *zcore[M, S, V]) fixBranch(pa *path[M, S], d int) {
 }
 
 // rescore moves the entry for member p, stored as m, from score old to
-// score s. When the new key stays within the same leaf, only the entries
-// between the old and new positions shift; otherwise it is a removal and an
-// insertion.
+// score s. It descends to the old key and to the new one together and
+// searches both leaves together (pairBound2 and its kin), so the two
+// searches cost about one. When both keys fall in the same leaf the entry
+// moves within it, and only the entries between the two positions shift;
+// otherwise it is removed from the old leaf and put at its found position
+// in the new one, and then the old leaf's fill is restored as after any
+// removal; only when the new leaf is full does the tree's ordinary
+// insertion (with its shifts and splits) take over.
 func (c *zcore[M, S, V]) rescore(old, s S, p *probe[M], m M) {
-	if hasBound2[M]() {
-		c.rescore2(old, s, p)
-		return
-	}
-	var pa path[M, S]
-	l := c.descend(old, p, &pa)
-	i := c.leafFind(l, old, p, m)
-	ks, ss := l.live()
-	n := len(ks)
-	var j int
-	switch {
-	case c.keyLess(s, p, ss[0], &ks[0]):
-		if !c.withinFence(&pa, s, p, false) {
-			break
-		}
-		j = 0
-		l.move(i, j, s)
-		return
-	case !c.keyLess(s, p, ss[n-1], &ks[n-1]):
-		if !c.withinFence(&pa, s, p, true) {
-			break
-		}
-		l.move(i, n-1, s)
-		return
-	default:
-		if j, _ = c.leafSearch(l, s, p); j > i {
-			j--
-		}
-		l.move(i, j, s)
-		return
-	}
-	c.removeAt(l, &pa, i)
-	c.insert(s, p, m)
-}
-
-// rescore2 is rescore for integer members: it descends to the old key and
-// to the new one together and searches both leaves together (keyBound2),
-// so the two searches cost about one. When both keys fall in the same leaf
-// the entry moves within it; otherwise it is removed from the old leaf and
-// put at its found position in the new one, and then the old leaf's fill
-// is restored as after any removal; only when the new leaf is full does
-// the tree's ordinary insertion (with its shifts and splits) take over.
-func (c *zcore[M, S, V]) rescore2(old, s S, p *probe[M]) {
 	var pa, pb path[M, S]
 	la, lb := c.descend2(old, s, p, &pa, &pb)
 	var i, j int
@@ -568,6 +592,13 @@ func (c *zcore[M, S, V]) rescore2(old, s S, p *probe[M]) {
 		if i >= len(ea) || ea[i] != k {
 			panic("packed: index and tree disagree")
 		}
+	} else if kindOf[M]() == MemberBytes {
+		ka, sa := la.live()
+		kb, sb := lb.live()
+		pfa, pfb, x := la.prefixes(), lb.prefixes(), memberPrefix(p.b)
+		i0, j0 := pairBound2(pfa, sa, old, x, pfb, sb, s, x, false)
+		i = c.refFind(ka, sa, i0, old, p, m)
+		j = c.tieFix(kb, sb, pfb, s, p, x, j0, false)
 	} else {
 		ka, sa := la.live()
 		kb, sb := lb.live()
@@ -584,7 +615,7 @@ func (c *zcore[M, S, V]) rescore2(old, s S, p *probe[M]) {
 		la.move(i, j, s)
 		return
 	}
-	m := la.key(i)
+	m = la.key(i)
 	pa.adjust(-1)
 	c.n--
 	la.removeRange(i, i+1)
@@ -594,7 +625,7 @@ func (c *zcore[M, S, V]) rescore2(old, s S, p *probe[M]) {
 		// (whose merge may take in lb itself).
 		pb.adjust(1)
 		c.n++
-		lb.insertAt(j, m, s)
+		lb.insertAt(j, m, s, prefixOf(p))
 		c.fixLeaf(la, &pa)
 		return
 	}
@@ -613,11 +644,16 @@ func (c *zcore[M, S, V]) descend2(s1, s2 S, p *probe[M], pa, pb *path[M, S]) (*l
 	if okeyLeaves[M, S]() {
 		above1, above2 = okeyOf(s1, p.m)+1, okeyOf(s2, p.m)+1
 	}
+	x := prefixOf(p)
 	a, b := c.root, c.root
 	for d := 0; ; d++ {
 		var i, j int
 		if okeyLeaves[M, S]() {
 			i, j = okeyBound2(a.sepK[1:a.n], above1, b.sepK[1:b.n], above2)
+		} else if kindOf[M]() == MemberBytes {
+			ka, kb, sa, sb, pfa, pfb := a.sepM[1:a.n], b.sepM[1:b.n], a.sepS[1:a.n], b.sepS[1:b.n], a.sepP[1:a.n], b.sepP[1:b.n]
+			i, j = pairBound2(pfa, sa, s1, x, pfb, sb, s2, x, false)
+			i, j = c.tieFix(ka, sa, pfa, s1, p, x, i, true), c.tieFix(kb, sb, pfb, s2, p, x, j, true)
 		} else {
 			i, j = c.keyBound2(a.sepM[1:a.n], a.sepS[1:a.n], s1, b.sepM[1:b.n], b.sepS[1:b.n], s2, p, true)
 		}
@@ -627,21 +663,6 @@ func (c *zcore[M, S, V]) descend2(s1, s2 S, p *probe[M], pa, pb *path[M, S]) (*l
 		}
 		a, b = a.kids[i], b.kids[j]
 	}
-}
-
-// withinFence reports whether key (s, p) is at or above the lower fence
-// (or, when upper, below the upper fence) of the leaf at the end of pa.
-func (c *zcore[M, S, V]) withinFence(pa *path[M, S], s S, p *probe[M], upper bool) bool {
-	for d := pa.depth - 1; d >= 0; d-- {
-		b, i := pa.at(d).b, pa.at(d).i
-		if !upper && i > 0 {
-			return !c.keyLess(s, p, b.sepS[i], &b.sepM[i])
-		}
-		if upper && i+1 < b.n {
-			return c.keyLess(s, p, b.sepS[i+1], &b.sepM[i+1])
-		}
-	}
-	return true
 }
 
 // walk calls bf for every branch (if bf is not nil) and lf for every leaf.
