@@ -55,11 +55,13 @@
 // one key (Redis orders them as one score), so that layout does not store
 // -0 (see Widening). The other layouts hold two arrays, members and scores:
 // split arrays mean no padding, where an interleaved INT32/FLOAT64,
-// INT64/FLOAT32 or standard entry would carry 4 bytes of it. Because the
-// arrays contain no pointers, the garbage collector never scans them: what
-// it scans is the 96-byte leaf header (three slice headers, one pair of
-// them nil, and two neighbour links), one per up to 512 members, and the
-// branches. A leaf's live entries are [lo, hi), a run that
+// INT64/FLOAT32 or standard entry would carry 4 bytes of it. Standard
+// leaves hold a third array, each member's first two bytes (see Searches).
+// Because the arrays contain no pointers, the garbage collector never
+// scans them: what it scans is the 120-byte leaf header (four slice
+// headers, those its layout does not use nil, and two neighbour links),
+// one per up to 512 members, and the branches. A leaf's live entries are
+// [lo, hi), a run that
 // floats inside the arrays: an insertion or removal shifts whichever side of
 // its position is shorter, so removing the first entry (ZPOPMIN,
 // sequential deletion) moves nothing, and a random update moves a quarter
@@ -85,7 +87,8 @@
 // leaf; it cannot beat the searches it does not remove.
 //
 // Insertion into a full leaf first moves entries into a sibling that has
-// at least capacity/16 free slots (half of its free space). When both
+// at least capacity/16 free slots (half of its free space; a smaller
+// standard leaf counts the room it can grow into). When both
 // siblings are full too, the leaf and a sibling are spread over three
 // leaves, each about two thirds full (a B*-tree split), rather than split
 // into two half-full leaves. Appending past the last leaf (or prepending
@@ -99,6 +102,15 @@
 // a time: it removes the part of each leaf in the range with one shift, and
 // a leaf that empties is dropped by the same merge step.
 //
+// Standard leaves that hold less than three quarters of a full leaf use
+// arrays of 384 entries instead of 512 (both are exact allocation size
+// classes for all three arrays): a split makes its leaves that small, a
+// leaf grows to full size when it fills, and a full-size leaf that falls
+// below 352 entries (a sixteenth of a leaf short of 384, so that a few
+// insertions do not grow it straight back) moves to the smaller arrays.
+// Packed layouts keep full-size leaves: they are well within their memory
+// target, and the copies would cost their tied increments 9%.
+//
 // Leaf fill decides most of the memory. Measured on the Zipf increment
 // replay of memory_test.go (279,458 members, 2,000,000 increments), in
 // bytes per member for INT32/FLOAT32 and standard:
@@ -109,12 +121,17 @@
 //	  standard scores moved into the arena        79% full   22.7   39.4
 //	the same with order keys (96-byte leaf
 //	  headers, fence keys in the branches)       79% full   22.8   39.4
+//	member prefixes in standard leaves (120-
+//	  byte headers), 64 KiB arena chunks, and
+//	  384-entry standard leaves           79% / 86% full   22.9   38.7
 //
-// (The last row's index is at a less favourable point of its growth
+// (The last two rows' index is at a less favourable point of its growth
 // sawtooth, 74% loaded against 85%, which costs INT32/FLOAT32 about 1.6
-// bytes per member; see below.) Small sets (one leaf, at most 8 members)
-// have no index at all: a lookup scans the leaf, and a one-member
-// INT32/FLOAT32 set takes 328 bytes in all.
+// bytes per member; see below. In the last row, the prefixes cost standard
+// sets 2.5 bytes per member, the chunks saved 1.7 and the smaller leaves
+// 1.3.) Small sets (one leaf, at most 8 members) have no index at all: a
+// lookup scans the leaf, and a one-member INT32/FLOAT32 set takes 376
+// bytes in all.
 //
 // # The index
 //
@@ -158,16 +175,22 @@
 // pointer-free in one arena per set (arena.go): records of the member's
 // score, a uvarint length and the bytes, referred to by 4-byte offsets.
 // Leaves, fences and index slots hold offsets, so the member bytes are
-// never copied by a rescore, and a comparison reads them only when scores
-// tie. The index keeps no score for standard members: a lookup must read
+// never copied by a rescore; leaves and fences also hold each member's
+// first two bytes, so a comparison reads the bytes only when scores and
+// those two bytes tie. The index keeps no score for standard members: a lookup must read
 // the record to compare the bytes anyway, and the score sits beside them,
 // so an index slot costs 5 bytes instead of 13. That makes a standard set's
 // memory depend little on where its index is in its growth sawtooth (the
 // index is 7 of 39 bytes per member rather than 17). A removed member's
 // record becomes garbage; when garbage exceeds half the arena, compaction
 // copies the records still referred to (members and fences) into a fresh
-// arena and rebuilds the index. The arena grows by an eighth at a time.
-// Offsets limit a set's member storage to 4 GiB (ErrTooLarge).
+// arena and rebuilds the index. The arena is a list of 64 KiB chunks, of
+// which only the last grows (doubling, by copying); a record never crosses
+// a chunk's end, and one longer than a chunk has a buffer of its own. So
+// its slack is at most half a chunk, where one growing buffer (by an
+// eighth at a time, before chunks) left 12% of the arena unused just after
+// each growth; and growing never copies more than a chunk. Offsets limit a
+// set's member storage to 4 GiB (ErrTooLarge).
 //
 // # Widening
 //
@@ -209,7 +232,7 @@
 //     appending in order stays as cheap as the perfectly predicted binary
 //     search it replaces.
 //   - Two keys at once for a rescore (pairBound2): the old key and the new
-//     one are independent, so rescore2 (tree.go) descends to both in
+//     one are independent, so rescore (tree.go) descends to both in
 //     lockstep and searches both leaves together with the same branch-free
 //     four-way steps; the two chains overlap, and both cost little more
 //     than one (50 ns for the pair on a random leaf, against 112 for two
@@ -232,21 +255,49 @@
 // 144 ns and tied increment from 189 to 153 (leaves, then branches; five
 // alternated rounds each).
 //
-// Standard members keep the branchy binary search, whose member
-// comparisons read the arena and happen only within ties, for descents and
-// new keys; UUID single searches do too. A branch-free score search
-// followed by the ties was slower there (insertion +11%, tied increment
-// +16%). But a member already in the set is found without reading any
-// member bytes (leafFind): the index gives its score and its arena
-// reference, a branch-free search gives the first entry at that score, and
-// a scan of the references from there (four compares at a time, up to
-// 1,024 of them; a leaf entry refers to its member's one record, so the
-// first match is the member) finds it. That took the standard rank from 332 to
-// 253 ns, same-leaf rescore 277 to 232, random rescore 684 to 619,
-// sequential deletion 241 to 205 and delete/reinsert 980 to 903 (thread
-// CPU, medians of four alternated rounds); scanning whole runs rather than
-// searching runs over 64 by member bytes then took tied increments from
-// 502 to 433.
+// Standard members used to keep the branchy binary search, whose member
+// comparisons read the arena (a dependent load, a length decode and a
+// bytes.Compare whose branches depend on the lengths) wherever scores tie;
+// a branch-free score search followed by the ties was slower still
+// (insertion +11%, tied increment +16%), and so were an 8-byte prefix
+// compare through the record and counts through short runs of ties
+// (docs/benchmarks.md). What took the arena out of the searches is a copy
+// of each member's first two bytes, big-endian and zero-padded, in the
+// leaves and fences (memberPrefix): padding keeps the order, so
+// prefix(a) <= prefix(b) whenever a <= b, and a search orders entries by
+// (score, prefix) first. Those are two native arrays, so standard searches
+// take the integer layouts' branch-free four-way and paired steps
+// (pairBound, pairBound2 over the prefixes), rescores descend to both keys
+// in lockstep as theirs do, and member bytes are compared only among the
+// entries that tie on score and prefix (tieFix: one by one through four,
+// then a binary search to the end of the run); random members of up to 10
+// bytes almost never tie on both. Members that share a long prefix
+// ("user:...") tie on every prefix and are compared by bytes as before;
+// they pay the prefix search on top, a few nanoseconds. A member already
+// in the set is still found without reading any bytes (leafFind, refFind):
+// the index gives its score and its arena reference, the paired search
+// the first entry at its score and prefix, and a scan of the references
+// from there (four compares at a time, up to 1,024 of them; a leaf entry
+// refers to its member's one record, so the first match is the member)
+// finds it. Before prefixes, that scan started at the first entry of the
+// score, which took the standard rank from 332 to 253 ns, same-leaf
+// rescore 277 to 232, random rescore 684 to 619, sequential deletion 241
+// to 205 and delete/reinsert 980 to 903 (thread CPU, medians of four
+// alternated rounds); scanning whole runs rather than searching runs over
+// 64 by member bytes then took tied increments from 502 to 433.
+//
+// The prefixes, the arena chunks and the smaller leaves together (three
+// alternated rounds against the build before them, thread CPU) took
+// standard same-leaf rescores from 155 to 131 ns, tied increments from 456
+// to 290, random rescores from 384 to 255, delete/reinsert from 556 to 457,
+// insertion from 402 to 387 and rank from 162 to 146, and cost sequential
+// deletion 32% (105 to 138: the smaller leaves' copies and compaction
+// through chunks) and no-op updates 11% (44 to 49: a record is found
+// through the chunk list). A one-byte prefix costs 1.3 bytes per member
+// less and left tied increments at 330 ns (a compare through the arena in
+// most of them); keeping full-size standard leaves left 40.0 bytes per
+// member on the replay, over the limit, though it saved tied increments
+// 8%.
 //
 // # Calls and copies
 //
@@ -272,18 +323,21 @@
 // docs/benchmarks.md has the workloads of the seeds measured against the
 // structure a Go developer would otherwise write (a map beside a
 // tidwall/btree of (score, member) items), in the same runs. In the latest
-// run (order keys in INT32/FLOAT32 leaves and branches), INT32/FLOAT32
-// rescores take 2.01 to 2.35 times less CPU than the baseline (tied
-// increments the least, same-leaf rescores the most; 1.68 to 2.05 before
-// order keys) and rank 3.5 to 6.3 times less; standard rescores 1.25 to
-// 1.63 times less and rank 3.1 to 3.9, while a no-op update of a standard
-// member takes 1.5 times as long as Go's map lookup; standard sets take
-// less than half the baseline's memory, INT32/FLOAT32 sets up to a third
-// less. Against the seed's C++ figures (another machine), the
-// INT32/FLOAT32 workloads are below them except sequential deletion (54.9
-// against 49 ns). What remains is the searches, the leaf shifts, the index
-// probe's cache miss and the generic core's calls (docs/benchmarks.md
-// lists what else was tried).
+// run (run O: member prefixes in standard leaves), standard rescores take
+// 1.96 to 2.02 times less CPU than the baseline (1.25 to 1.63 before
+// prefixes) and rank 2.8 to 4.3 times less; INT32/FLOAT32 rescores 1.97 to
+// 2.40 times less (tied increments the least, at 2.0 within the noise of
+// the runs: 2.05 in the run before on the same INT32/FLOAT32 code) and
+// rank 3.5 to 6.3; a no-op update of a standard member takes 1.7 times as
+// long as Go's map lookup; standard sets take less than half the
+// baseline's memory, INT32/FLOAT32 sets up to a third less. Against the
+// seed's C++ figures (another machine), the INT32/FLOAT32 workloads are
+// below them except sequential deletion (55 against 49 ns). What remains
+// is the searches, the leaf shifts, the index probe's cache miss and the
+// generic core's calls (docs/benchmarks.md lists what else was tried).
+// Figures within a few percent of each other do not order two builds:
+// the same code of a standard no-op update measured 46 ns in one build and
+// 68 in another whose other functions had moved (docs/benchmarks.md).
 //
 // # Memory accounting
 //
