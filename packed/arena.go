@@ -48,41 +48,72 @@ const (
 // add appends a record for member b with score s and returns its reference.
 func (a *arena) add(b []byte, s float64) (sref, bool) {
 	need := scoreSize + uvarintLen(uint64(len(b))) + len(b)
-	last := a.tail
-	if a.chunks == nil || len(a.chunks[last])+need > chunkSize {
-		// A new chunk (or, for a record longer than a chunk, a buffer of
-		// its own and the chunk numbers it spans). Chunks after the first
-		// start at 4 KiB and double like it.
-		last = len(a.chunks)
-		span := max(1, (need+chunkSize-1)>>chunkShift)
-		if uint64(last+span) > 1<<(32-chunkShift) {
-			return sref{}, false
-		}
-		size := need
-		if last > 0 {
-			size = max(need, 4096)
-		}
-		if a.expect-a.used >= chunkSize {
-			size = chunkSize // (compaction knows what is coming)
-		}
-		a.chunks = append(a.chunks, make([]byte, 0, allocSize(uintptr(size), false)))
-		for range span - 1 {
-			a.chunks = append(a.chunks, nil)
-		}
-		a.tail = last
+	last, ok := a.room(need)
+	if !ok {
+		return sref{}, false
 	}
 	ch := a.chunks[last]
-	if len(ch)+need > cap(ch) {
-		ch = append(make([]byte, 0, allocSize(uintptr(min(chunkSize, max(len(ch)+need, 2*cap(ch)))), false)), ch...)
-	}
 	off := last<<chunkShift | len(ch)
 	ch = binary.LittleEndian.AppendUint64(ch, math.Float64bits(s))
 	ch = binary.AppendUvarint(ch, uint64(len(b)))
 	a.chunks[last] = append(ch, b...)
 	a.used += need
-	var r sref
+	return srefAt(off), true
+}
+
+// addRecord appends a copy of a whole record (from another arena's at,
+// cut to its size) and returns its reference: compaction's add, which
+// need not decode and encode the record again.
+func (a *arena) addRecord(rec []byte) (sref, bool) {
+	last, ok := a.room(len(rec))
+	if !ok {
+		return sref{}, false
+	}
+	off := last<<chunkShift | len(a.chunks[last])
+	a.chunks[last] = append(a.chunks[last], rec...)
+	a.used += len(rec)
+	return srefAt(off), true
+}
+
+// room returns the chunk that a record of need bytes is appended to,
+// making room for it: in the last chunk (grown if need be), or in a new
+// one when it does not fit there (or, for a record longer than a chunk,
+// in a buffer of its own that takes up the chunk numbers it spans). It
+// fails when the offsets would pass 4 GiB.
+func (a *arena) room(need int) (int, bool) {
+	last := a.tail
+	if a.chunks != nil && len(a.chunks[last])+need <= chunkSize {
+		if ch := a.chunks[last]; len(ch)+need > cap(ch) {
+			// Only the last chunk grows: doubling, up to a chunk.
+			a.chunks[last] = append(make([]byte, 0, allocSize(uintptr(min(chunkSize, max(len(ch)+need, 2*cap(ch)))), false)), ch...)
+		}
+		return last, true
+	}
+	last = len(a.chunks)
+	span := max(1, (need+chunkSize-1)>>chunkShift)
+	if uint64(last+span) > 1<<(32-chunkShift) {
+		return 0, false
+	}
+	size := need // the first chunk starts as small as its first record
+	switch {
+	case need >= chunkSize:
+	case a.expect-a.used >= chunkSize:
+		size = chunkSize // (compaction knows what is coming)
+	case last > 0:
+		size = max(need, 4096) // later chunks start at 4 KiB
+	}
+	a.chunks = append(a.chunks, make([]byte, 0, allocSize(uintptr(size), false)))
+	for range span - 1 {
+		a.chunks = append(a.chunks, nil)
+	}
+	a.tail = last
+	return last, true
+}
+
+// srefAt returns the reference to offset off.
+func srefAt(off int) (r sref) {
 	binary.LittleEndian.PutUint32(r[:], uint32(off))
-	return r, true
+	return r
 }
 
 func uvarintLen(v uint64) int {
@@ -124,6 +155,13 @@ func (a *arena) capacity() int {
 		n += allocSize(uintptr(cap(ch)), false)
 	}
 	return n
+}
+
+// record returns the whole of record r: score, length and member bytes.
+func (a *arena) record(r sref) []byte {
+	rec := a.at(r)
+	n, k := uvarint(rec[scoreSize:])
+	return rec[:scoreSize+k+n]
 }
 
 // size returns the bytes record r occupies.
@@ -182,7 +220,7 @@ func (c *zcore[M, S, V]) compact() {
 	old := c.ar
 	c.ar = arena{expect: old.used - old.garbage}
 	move := func(m *M) {
-		r, _ := c.ar.add(old.get(*asRef(m)), old.score(*asRef(m)))
+		r, _ := c.ar.addRecord(old.record(*asRef(m)))
 		*m = refMember[M](r)
 	}
 	c.walk(func(b *branch[M, S]) {

@@ -107,7 +107,9 @@
 // classes for all three arrays): a split makes its leaves that small, a
 // leaf grows to full size when it fills, and a full-size leaf that falls
 // below 352 entries (a sixteenth of a leaf short of 384, so that a few
-// insertions do not grow it straight back) moves to the smaller arrays.
+// insertions do not grow it straight back) moves to the smaller arrays,
+// unless it is the first or the last leaf: there queues take entries
+// until a sibling refills the leaf, which would only grow it back.
 // Packed layouts keep full-size leaves: they are well within their memory
 // target, and the copies would cost their tied increments 9%.
 //

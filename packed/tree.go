@@ -442,8 +442,11 @@ func (c *zcore[M, S, V]) fixLeaf(l *leaf[M, S], pa *path[M, S]) {
 	if l.n() >= c.minLeaf() {
 		// A full-size leaf that has lost a quarter of its entries moves
 		// to the smaller arrays (a sixteenth short of them, so that a few
-		// insertions do not grow it straight back).
-		if small := c.smallCap(); small < c.leafCap && l.capacity() == c.leafCap && l.n() < small-c.leafCap/16 {
+		// insertions do not grow it straight back). The first and last
+		// leaves keep theirs: that is where queues take entries (ZPOPMIN,
+		// removals in order) until the leaf is refilled from its sibling,
+		// which would only grow it back.
+		if small := c.smallCap(); small < c.leafCap && l.capacity() == c.leafCap && l.n() < small-c.leafCap/16 && l.prev != nil && l.next != nil {
 			l.grow(small)
 		}
 		return
