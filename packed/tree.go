@@ -586,30 +586,19 @@ func (c *zcore[M, S, V]) fixBranch(pa *path[M, S], d int) {
 // removal; only when the new leaf is full does the tree's ordinary
 // insertion (with its shifts and splits) take over.
 func (c *zcore[M, S, V]) rescore(old, s S, p *probe[M], m M) {
+	if c.height == 0 {
+		// One leaf: no descent, and no paths to declare (and zero).
+		l := c.rootLeaf
+		i, j := c.searchPair(l, l, old, s, p, m)
+		if j > i {
+			j--
+		}
+		l.move(i, j, s)
+		return
+	}
 	var pa, pb path[M, S]
 	la, lb := c.descend2(old, s, p, &pa, &pb)
-	var i, j int
-	if okeyLeaves[M, S]() {
-		ea, k := la.entries(), okeyOf(old, p.m)
-		i, j = okeyBound2(ea, k, lb.entries(), okeyOf(s, p.m))
-		if i >= len(ea) || ea[i] != k {
-			panic("packed: index and tree disagree")
-		}
-	} else if kindOf[M]() == MemberBytes {
-		ka, sa := la.live()
-		kb, sb := lb.live()
-		pfa, pfb, x := la.prefixes(), lb.prefixes(), memberPrefix(p.b)
-		i0, j0 := pairBound2(pfa, sa, old, x, pfb, sb, s, x, false)
-		i = c.refFind(ka, sa, i0, old, p, m)
-		j = c.tieFix(kb, sb, pfb, s, p, x, j0, false)
-	} else {
-		ka, sa := la.live()
-		kb, sb := lb.live()
-		i, j = c.keyBound2(ka, sa, old, kb, sb, s, p, false)
-		if i >= len(sa) || sa[i] != old || !c.eqMember(p, &ka[i]) {
-			panic("packed: index and tree disagree")
-		}
-	}
+	i, j := c.searchPair(la, lb, old, s, p, m)
 	if la == lb {
 		// The new key is within this leaf's fences (the descent chose it).
 		if j > i {
@@ -634,6 +623,34 @@ func (c *zcore[M, S, V]) rescore(old, s S, p *probe[M], m M) {
 	}
 	c.fixLeaf(la, &pa)
 	c.insert(s, p, m)
+}
+
+// searchPair finds the entry of member p (stored as m) at score old in leaf
+// la, and the position of its new key at score s in leaf lb, with one
+// paired search of both leaves.
+func (c *zcore[M, S, V]) searchPair(la, lb *leaf[M, S], old, s S, p *probe[M], m M) (i, j int) {
+	if okeyLeaves[M, S]() {
+		ea, k := la.entries(), okeyOf(old, p.m)
+		i, j = okeyBound2(ea, k, lb.entries(), okeyOf(s, p.m))
+		if i >= len(ea) || ea[i] != k {
+			panic("packed: index and tree disagree")
+		}
+	} else if kindOf[M]() == MemberBytes {
+		ka, sa := la.live()
+		kb, sb := lb.live()
+		pfa, pfb, x := la.prefixes(), lb.prefixes(), memberPrefix(p.b)
+		i0, j0 := pairBound2(pfa, sa, old, x, pfb, sb, s, x, false)
+		i = c.refFind(ka, sa, i0, old, p, m)
+		j = c.tieFix(kb, sb, pfb, s, p, x, j0, false)
+	} else {
+		ka, sa := la.live()
+		kb, sb := lb.live()
+		i, j = c.keyBound2(ka, sa, old, kb, sb, s, p, false)
+		if i >= len(sa) || sa[i] != old || !c.eqMember(p, &ka[i]) {
+			panic("packed: index and tree disagree")
+		}
+	}
+	return i, j
 }
 
 // descend2 is descend for two keys of member p at once, in lockstep.
