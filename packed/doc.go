@@ -325,16 +325,16 @@
 // docs/benchmarks.md has the workloads of the seeds measured against the
 // structure a Go developer would otherwise write (a map beside a
 // tidwall/btree of (score, member) items), in the same runs. In the latest
-// run (run O: member prefixes in standard leaves), standard rescores take
-// 1.96 to 2.02 times less CPU than the baseline (1.25 to 1.63 before
-// prefixes) and rank 2.8 to 4.3 times less; INT32/FLOAT32 rescores 1.97 to
-// 2.40 times less (tied increments the least, at 2.0 within the noise of
-// the runs: 2.05 in the run before on the same INT32/FLOAT32 code) and
-// rank 3.5 to 6.3; a no-op update of a standard member takes 1.7 times as
-// long as Go's map lookup; standard sets take less than half the
-// baseline's memory, INT32/FLOAT32 sets up to a third less. Against the
-// seed's C++ figures (another machine), the INT32/FLOAT32 workloads are
-// below them except sequential deletion (55 against 49 ns). What remains
+// run (run Q: member prefixes in standard leaves), standard rescores take
+// 2.02 to 2.07 times less CPU than the baseline (1.25 to 1.63 before
+// prefixes) and rank 2.7 to 4.3 times less; INT32/FLOAT32 rescores 2.03 to
+// 2.58 times less (tied increments the least, at 2.0 within the noise of
+// the runs: 1.97 to 2.08 over the session's runs) and rank 3.4 to 6.2; a
+// no-op update of a standard member takes 1.7 times as long as Go's map
+// lookup; standard sets take less than half the baseline's memory,
+// INT32/FLOAT32 sets up to a third less. Against the seed's C++ figures
+// (another machine), the INT32/FLOAT32 workloads are below them except
+// sequential deletion (55 against 49 ns). What remains
 // is the searches, the leaf shifts, the index probe's cache miss and the
 // generic core's calls (docs/benchmarks.md lists what else was tried).
 // Figures within a few percent of each other do not order two builds:
