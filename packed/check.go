@@ -97,7 +97,7 @@ func (c *zcore[M, S, V]) checkNode(b *branch[M, S], l *leaf[M, S], d int, leaves
 func (c *zcore[M, S, V]) checkLeaf(l *leaf[M, S], d int, lo, hi *fence[M, S]) error {
 	n := l.n()
 	okeys := okeyLeaves[M, S]()
-	if l.lo < 0 || l.lo > l.hi || int(l.hi) > l.capacity() || len(l.scores) != len(l.keys) || okeys != (l.ents != nil) || okeys == (l.keys != nil) {
+	if l.lo < 0 || l.lo > l.hi || int(l.hi) > l.capacity() || len(l.scores) != len(l.keys) || okeys != (l.ents != nil) || okeys == (l.keys != nil) || (kindOf[M]() == MemberBytes) != (l.pfx != nil) {
 		return fmt.Errorf("leaf bounds [%d,%d) capacity %d", l.lo, l.hi, l.capacity())
 	}
 	if l.capacity() > c.leafCap || d > 0 && (n == 0 || l.capacity() != c.leafCap && l.capacity() != c.smallCap()) {

@@ -5,8 +5,10 @@ package packed
 // Entries live in pointer-free arrays. INT32/FLOAT32 leaves keep one array
 // of order keys (ents; see okey.go). The other layouts keep members and
 // scores in two arrays (separate, so that no entry carries padding and a
-// binary search on scores touches only score cache lines); their ents is
-// nil, and an order-key leaf's keys and scores are nil.
+// binary search on scores touches only score cache lines), and standard
+// leaves a third, each member's first two bytes (pfx; see memberPrefix),
+// so that their searches read member bytes only where scores and prefixes
+// tie. Arrays a layout does not use are nil.
 //
 // The live entries are [lo, hi): the run floats inside its arrays so that
 // an insertion or removal shifts whichever side of the position is
