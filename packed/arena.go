@@ -207,8 +207,12 @@ func (a *arena) valid(r sref) bool {
 }
 
 // compact copies every record the set still refers to (members and branch
-// fences) into a fresh arena, dropping garbage, and rebuilds the index,
-// whose slots hold the old offsets.
+// fences) into a fresh arena, dropping garbage. The index's slots, which
+// hold the old offsets, are updated in place rather than rebuilt: each
+// member's old record is overwritten with its new offset (the old arena is
+// dropped afterwards), and a slot reads its member's new offset there, with
+// no hashing and no probing. Fences go first, since a fence may share its
+// record with a live member, and get copies of their own.
 func (c *zcore[M, S, V]) compact() {
 	if kindOf[M]() != MemberBytes {
 		return
@@ -219,21 +223,26 @@ func (c *zcore[M, S, V]) compact() {
 	}
 	old := c.ar
 	c.ar = arena{expect: old.used - old.garbage}
-	move := func(m *M) {
-		r, _ := c.ar.addRecord(old.record(*asRef(m)))
-		*m = refMember[M](r)
-	}
 	c.walk(func(b *branch[M, S]) {
 		for i := 1; i < b.n; i++ {
-			move(&b.sepM[i])
+			r, _ := c.ar.addRecord(old.record(*asRef(&b.sepM[i])))
+			b.sepM[i] = refMember[M](r)
 		}
-	}, func(l *leaf[M, S]) {
+	}, func(*leaf[M, S]) {})
+	c.walk(nil, func(l *leaf[M, S]) {
 		for i := l.lo; i < l.hi; i++ {
-			move(&l.keys[i])
+			rec := old.record(*asRef(&l.keys[i]))
+			r, _ := c.ar.addRecord(rec)
+			copy(rec, r[:]) // the forwarding offset, for the index
+			l.keys[i] = refMember[M](r)
 		}
 	})
 	c.ar.expect = 0
-	if c.indexed() {
-		c.buildIndex(c.n)
+	for gi := range c.idx.groups {
+		g := &c.idx.groups[gi]
+		for m := ^g.ctrl & msbs; m != 0; m &= m - 1 {
+			k := asRef(&g.keys[firstSlot(m)])
+			copy(k[:], old.at(*k)[:len(k)])
+		}
 	}
 }
