@@ -83,7 +83,7 @@ func (c *clusterOptions) resolve(o *options) error {
 	}
 	if c.gossipAddr == "" {
 		if c.gossipAddr, err = shiftPort(net.JoinHostPort(respHost, respPort), 20000); err != nil {
-			return err
+			return fmt.Errorf("the default --gossip-addr: %w; set --gossip-addr", err)
 		}
 	}
 	_, gossipPort, err := net.SplitHostPort(c.gossipAddr)

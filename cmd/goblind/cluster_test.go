@@ -42,3 +42,21 @@ func TestClusterFlags(t *testing.T) {
 		t.Fatalf("GOBLIN_JOIN alone enables cluster mode: %v", err)
 	}
 }
+
+// A RESP port whose default Raft or gossip port (port+10000, port+20000)
+// would pass 65535 is refused with the flag to set, before anything starts.
+func TestDerivedPortsInRange(t *testing.T) {
+	if _, err := parseFlags([]string{"--addr", "127.0.0.1:58471"}); err == nil || !strings.Contains(err.Error(), "set --raft-addr") {
+		t.Fatalf("--addr port 58471 without --raft-addr: %v", err)
+	}
+	o, err := parseFlags([]string{"--addr", "127.0.0.1:58471", "--raft-addr", "127.0.0.1:7000"})
+	if err != nil || o.raftAddr != "127.0.0.1:7000" {
+		t.Fatalf("--raft-addr given: %v %v", o, err)
+	}
+	if _, err := parseFlags([]string{"--addr", "127.0.0.1:50000", "--join", "127.0.0.1:26381"}); err == nil || !strings.Contains(err.Error(), "set --gossip-addr") {
+		t.Fatalf("--addr port 50000 in a cluster without --gossip-addr: %v", err)
+	}
+	if o, err := parseFlags([]string{"--addr", "127.0.0.1:55535"}); err != nil || o.raftAddr != "127.0.0.1:65535" {
+		t.Fatalf("--addr port 55535: %v", err)
+	}
+}

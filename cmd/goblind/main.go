@@ -122,7 +122,7 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if o.raftAddr == "" {
 		if o.raftAddr, err = shiftPort(o.addr, 10000); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("the default --raft-addr: %w; set --raft-addr", err)
 		}
 	}
 	if err := o.cluster.resolve(o); err != nil {
@@ -143,6 +143,9 @@ func shiftPort(addr string, d int) (string, error) {
 	}
 	if port == 0 {
 		return addr[:i] + ":0", nil
+	}
+	if port+d > 65535 {
+		return "", fmt.Errorf("port %d of %q plus %d is past 65535", port, addr, d)
 	}
 	return fmt.Sprintf("%s:%d", addr[:i], port+d), nil
 }
