@@ -46,7 +46,8 @@ func (pa *path[M, S]) start(depth int) {
 	}
 }
 
-func (c *zcore[M, S, V]) minLeaf() int { return max(1, c.leafCap*minLeafNum/minLeafDen) }
+func (c *zcore[M, S, V]) minLeaf() int   { return max(1, c.leafCap*minLeafNum/minLeafDen) }
+func (c *zcore[M, S, V]) minBranch() int { return max(2, c.branchCap/4) }
 
 // smallCap is the capacity of a standard leaf made to hold fewer than
 // three quarters of a full leaf's entries (by a split, or removals); it
@@ -83,7 +84,6 @@ func (c *zcore[M, S, V]) trim(l *leaf[M, S]) {
 		l.grow(n)
 	}
 }
-func (c *zcore[M, S, V]) minBranch() int { return max(2, c.branchCap/4) }
 
 // keyLess reports whether key (s, p) orders before (fs, fm).
 func (c *zcore[M, S, V]) keyLess(s S, p *probe[M], fs S, fm *M) bool {
