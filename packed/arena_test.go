@@ -130,3 +130,50 @@ func TestArenaChunks(t *testing.T) {
 		t.Fatal("an offset past the last chunk is valid")
 	}
 }
+
+// Random additions, removals and rescores of long standard members, in a
+// deep tree of small leaves, so that compactions come often: after each,
+// the set must pass Check and agree with a plain map.
+func TestCompactionRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(testSeed(t), 6))
+	z := newWithCaps(Standard, 8, 4)
+	c := z.c.(*zcore[sref, float64, struct{}])
+	model := map[string]float64{}
+	agree := func() {
+		t.Helper()
+		if err := z.Check(); err != nil {
+			t.Fatal(err)
+		}
+		if z.Len() != len(model) {
+			t.Fatalf("%d members, model %d", z.Len(), len(model))
+		}
+		for m, s := range model {
+			if got, ok := z.Score([]byte(m)); !ok || got != s {
+				t.Fatalf("%q: %v %v, model %v", m, got, ok, s)
+			}
+		}
+	}
+	compactions := 0
+	for range 20000 {
+		k := r.IntN(600)
+		m := strings.Repeat("user:", 1+k%8) + strconv.Itoa(k) // 6 to 44 bytes
+		used := c.ar.used
+		if r.IntN(3) == 0 {
+			z.Remove([]byte(m))
+			delete(model, m)
+		} else {
+			s := float64(r.IntN(20))
+			mustAdd(t, z, m, s, 0)
+			model[m] = s
+		}
+		if c.ar.used < used { // a compaction dropped the garbage
+			compactions++
+			agree()
+		}
+	}
+	agree()
+	t.Logf("%d compactions; used %d garbage %d n %d", compactions, c.ar.used, c.ar.garbage, c.n)
+	if compactions < 3 {
+		t.Fatalf("only %d compactions", compactions)
+	}
+}
