@@ -165,10 +165,7 @@ func (a *arena) record(r sref) []byte {
 }
 
 // size returns the bytes record r occupies.
-func (a *arena) size(r sref) int {
-	n, k := uvarint(a.at(r)[scoreSize:])
-	return scoreSize + n + k
-}
+func (a *arena) size(r sref) int { return len(a.record(r)) }
 
 // uvarint decodes a record length; records are written by add, so the
 // encoding is always well formed. It has no call in it, so that it and

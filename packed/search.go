@@ -418,9 +418,8 @@ func uuidBound[S score](ks []uuid, ss []S, s S, m uuid, upper bool) int {
 // (ss[i], ks[i]) >= (s, p), or > when upper. It searches (score, prefix)
 // pairs branch-free, as pairBound does integers, and compares member bytes
 // only among the entries whose score and prefix both tie with the key's
-// (tieFix).
-func (c *zcore[M, S, V]) bytesBound(ks []M, ss []S, pf []mprefix, s S, p *probe[M], upper bool) int {
-	x := memberPrefix(p.b)
+// (tieFix). x is the key's prefix, memberPrefix(p.b).
+func (c *zcore[M, S, V]) bytesBound(ks []M, ss []S, pf []mprefix, s S, p *probe[M], x mprefix, upper bool) int {
 	return c.tieFix(ks, ss, pf, s, p, x, pairBound(pf, ss, s, x, false), upper)
 }
 

@@ -285,7 +285,7 @@ func TestStandardSearch(t *testing.T) {
 						want++
 					}
 				}
-				if got := c.bytesBound(ks, ss, l.prefixes(), q.s, &probe[sref]{b: q.b}, upper); got != want {
+				if got := c.bytesBound(ks, ss, l.prefixes(), q.s, &probe[sref]{b: q.b}, memberPrefix(q.b), upper); got != want {
 					t.Fatalf("bytesBound(%v %q, upper %v) = %d, want %d", q.s, q.b, upper, got, want)
 				}
 			}

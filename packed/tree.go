@@ -103,6 +103,7 @@ func (c *zcore[M, S, V]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
 	if okeyLeaves[M, S]() {
 		above = okeyOf(s, p.m) + 1
 	}
+	x := prefixOf(p) // (standard members; once, not at every level)
 	b := c.root
 	for d := 0; ; d++ {
 		// The child whose range holds the key: the last whose fence is
@@ -112,7 +113,7 @@ func (c *zcore[M, S, V]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
 		if okeyLeaves[M, S]() {
 			i = lowerBound(b.sepK[1:b.n], above)
 		} else if kindOf[M]() == MemberBytes {
-			i = c.bytesBound(b.sepM[1:b.n], b.sepS[1:b.n], b.sepP[1:b.n], s, p, true)
+			i = c.bytesBound(b.sepM[1:b.n], b.sepS[1:b.n], b.sepP[1:b.n], s, p, x, true)
 		} else {
 			i = c.keyBound(b.sepM[1:b.n], b.sepS[1:b.n], s, p, true)
 		}
@@ -135,7 +136,7 @@ func (c *zcore[M, S, V]) leafSearch(l *leaf[M, S], s S, p *probe[M]) (int, bool)
 	ks, ss := l.live()
 	var i int
 	if kindOf[M]() == MemberBytes {
-		i = c.bytesBound(ks, ss, l.prefixes(), s, p, false)
+		i = c.bytesBound(ks, ss, l.prefixes(), s, p, memberPrefix(p.b), false)
 	} else {
 		i = c.keyBound(ks, ss, s, p, false)
 	}
