@@ -140,11 +140,14 @@ func (c *zcore[M, S, V]) remove(text []byte) bool {
 	if !found {
 		return false
 	}
-	s := c.slotScore(slot)
+	s, m := c.slotScore(slot), c.slotMember(slot)
 	var pa path[M, S]
-	l := c.descend(s, &p, &pa)
-	i := c.leafFind(l, s, &p, c.slotMember(slot))
-	c.release(l.key(i))
+	l, i := c.first(&pa), 0
+	if l.key(0) != m {
+		l = c.descend(s, &p, &pa)
+		i = c.leafFind(l, s, &p, m)
+	}
+	c.release(m)
 	c.removeAt(l, &pa, i)
 	c.eraseSlot(slot)
 	c.afterRemove()

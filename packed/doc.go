@@ -97,7 +97,9 @@
 // until it is under two thirds full; then it is emptied into both siblings
 // when the three fit in two leaves (with 1/8 of a leaf of slack), merged
 // with one sibling when the two fit in one, or refilled from a sibling so
-// both are at least half full. Branches merge and redistribute the same
+// both are at least half full; a refill that could not bring the leaf
+// back to two thirds waits until it is under half full (otherwise a queue
+// drained from its front moved an entry at every removal). Branches merge and redistribute the same
 // way, and a root with one child is collapsed. RemoveRange works a leaf at
 // a time: it removes the part of each leaf in the range with one shift, and
 // a leaf that empties is dropped by the same merge step.
@@ -303,6 +305,14 @@
 // most of them); keeping full-size standard leaves left 40.0 bytes per
 // member on the replay, over the limit, though it saved tied increments
 // 8%.
+//
+// A removal first looks at the first entry of the first leaf, reached by
+// following first children down (a load per level, no search): queues
+// and sliding windows remove their oldest entry, and then the descent and
+// the leaf search are skipped. That took sequential deletion from 54 to
+// 47 ns (INT32/FLOAT32) and from 111 to 89 (standard), with the refill
+// rule above, and costs random removals about 1% (seven alternated
+// rounds).
 //
 // # Calls and copies
 //

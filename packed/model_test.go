@@ -457,3 +457,54 @@ func TestModelDeep(t *testing.T) {
 		})
 	}
 }
+
+// TestModelQueue drains sets the way queues and sliding windows do:
+// mostly ZREM of the lowest entry (remove's first-leaf path), with
+// removals of random members and new members mixed in, so that the first
+// leaf is refilled from and merged with its siblings at every level while
+// the rest of the tree changes too.
+func TestModelQueue(t *testing.T) {
+	seed := testSeed(t)
+	for _, l := range allLayouts {
+		t.Run(l.String(), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, uint64(l)))
+			z := newWithCaps(l, 6, 4)
+			md := newModel(l)
+			g := newGen(r, l, 6000)
+			for len(md.m) < 1500 {
+				m, s := g.member(), g.score()
+				want, werr := md.add(m, s, 0)
+				if got, err := z.Add([]byte(m), s, 0); err != werr || got.Added != want.Added {
+					t.Fatalf("Add(%q, %v) = %+v, %v; model %+v, %v", m, s, got, err, want, werr)
+				}
+			}
+			compareAll(t, z, md)
+			for op := 0; len(md.m) > 0; op++ {
+				g.layout = md.layout
+				m := md.sorted()[0].m
+				switch x := r.IntN(10); {
+				case x == 0:
+					for k := range md.m {
+						m = k
+						break
+					}
+				case x == 1 && op < 3000:
+					m, s := g.member(), g.score()
+					want, werr := md.add(m, s, 0)
+					if got, err := z.Add([]byte(m), s, 0); err != werr || got.Added != want.Added {
+						t.Fatalf("op %d Add(%q, %v) = %+v, %v; model %+v, %v", op, m, s, got, err, want, werr)
+					}
+					continue
+				}
+				if !z.Remove([]byte(m)) {
+					t.Fatalf("op %d: Remove(%q) found nothing", op, m)
+				}
+				md.del(m)
+				if op%50 == 0 {
+					compareAll(t, z, md)
+				}
+			}
+			compareAll(t, z, md)
+		})
+	}
+}

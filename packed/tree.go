@@ -125,6 +125,26 @@ func (c *zcore[M, S, V]) descend(s S, p *probe[M], pa *path[M, S]) *leaf[M, S] {
 	}
 }
 
+// first returns the first leaf, filling pa with the path to it. Removals
+// in score order (queues and sliding windows: ZREM of the oldest entry)
+// take the first entry, so remove checks it before searching: following
+// the first child down costs a load per level, where a descent searches
+// every level.
+func (c *zcore[M, S, V]) first(pa *path[M, S]) *leaf[M, S] {
+	pa.start(c.height)
+	if c.height == 0 {
+		return c.rootLeaf
+	}
+	b := c.root
+	for d := 0; ; d++ {
+		*pa.at(d) = step[M, S]{b, 0}
+		if d == c.height-1 {
+			return b.leaves[0]
+		}
+		b = b.kids[0]
+	}
+}
+
 // leafSearch returns the position of the first entry of l not before key
 // (s, p), and whether that entry is the key.
 func (c *zcore[M, S, V]) leafSearch(l *leaf[M, S], s S, p *probe[M]) (int, bool) {
@@ -462,6 +482,14 @@ func (c *zcore[M, S, V]) fixLeaf(l *leaf[M, S], pa *path[M, S]) {
 	}
 	a, z := b.leaves[li], b.leaves[li+1]
 	if a.n()+z.n() > c.leafCap {
+		if (a.n()+z.n())/2 < c.minLeaf() && 2*l.n() >= c.leafCap {
+			// Evening the two out would not bring l back to minLeaf, and l
+			// is still half full: leave both until l is under half full or
+			// fits into its sibling. (Evened out at every removal, they
+			// moved one entry or none each time: a third of the removals
+			// in order did.)
+			return
+		}
 		want := (a.n() + z.n()) / 2
 		if k := want - a.n(); k > 0 {
 			c.room(a, k)
