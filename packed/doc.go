@@ -100,9 +100,10 @@
 // both are at least half full; a refill that could not bring the leaf
 // back to two thirds waits until it is under half full (otherwise a queue
 // drained from its front moved an entry at every removal). Branches merge
-// and redistribute the same way, and a root with one child is collapsed. RemoveRange works a leaf at
-// a time: it removes the part of each leaf in the range with one shift, and
-// a leaf that empties is dropped by the same merge step.
+// and redistribute the same way, and a root with one child is collapsed.
+// RemoveRange works a leaf at a time: it removes the part of each leaf in
+// the range with one shift, and a leaf that empties is dropped by the same
+// merge step.
 //
 // Standard leaves that hold less than three quarters of a full leaf use
 // arrays of 384 entries instead of 512 (both are exact allocation size
