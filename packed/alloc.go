@@ -96,9 +96,7 @@ func (c *zcore[M, S, V]) stats() Stats {
 			allocSize(uintptr(len(l.pfx))*sizeOf[mprefix](), false)
 	})
 	st.Bytes += allocSize(uintptr(len(c.idx.groups))*sizeOf[group[M, V]](), false)
-	if c.ar.chunks != nil {
-		st.Bytes += c.ar.capacity()
-	}
+	st.Bytes += st.ArenaBytes
 	return st
 }
 

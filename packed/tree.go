@@ -636,7 +636,6 @@ func (c *zcore[M, S, V]) rescore(old, s S, p *probe[M], m M) {
 		la.move(i, j, s)
 		return
 	}
-	m = la.key(i)
 	pa.adjust(-1)
 	c.n--
 	la.removeRange(i, i+1)
