@@ -71,6 +71,7 @@ type Stats struct {
 	LeafSlots    int // entry slots allocated in all leaves
 	IndexSlots   int
 	IndexTombs   int // tombstones in the index
+	IndexMoving  int // slots of the table a resize is still moving members from
 	ArenaBytes   int // standard layout: capacity of the member arena
 	ArenaGarbage int
 	Bytes        int // everything allocated, as Bytes reports
@@ -80,7 +81,8 @@ func (c *zcore[M, S, V]) stats() Stats {
 	st := Stats{
 		Len: c.n, Height: c.height, LeafCap: c.leafCap,
 		IndexSlots: len(c.idx.groups) * groupSize, IndexTombs: c.idx.tombs,
-		ArenaBytes: c.ar.capacity(), ArenaGarbage: c.ar.garbage,
+		IndexMoving: len(c.idx.oldGroups()) * groupSize,
+		ArenaBytes:  c.ar.capacity(), ArenaGarbage: c.ar.garbage,
 	}
 	st.Bytes = allocSize(sizeOf[ZSet](), true) + allocSize(sizeOf[zcore[M, S, V]](), true)
 	c.walk(func(*branch[M, S]) {
@@ -96,6 +98,7 @@ func (c *zcore[M, S, V]) stats() Stats {
 			allocSize(uintptr(len(l.pfx))*sizeOf[mprefix](), false)
 	})
 	st.Bytes += allocSize(uintptr(len(c.idx.groups))*sizeOf[group[M, V]](), false)
+	st.Bytes += allocSize(uintptr(len(c.idx.oldGroups()))*sizeOf[group[M, V]](), false)
 	st.Bytes += st.ArenaBytes
 	return st
 }

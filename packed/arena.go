@@ -235,11 +235,13 @@ func (c *zcore[M, S, V]) compact() {
 		}
 	})
 	c.ar.expect = 0
-	for gi := range c.idx.groups {
-		g := &c.idx.groups[gi]
-		for m := ^g.ctrl & msbs; m != 0; m &= m - 1 {
-			k := asRef(&g.keys[firstSlot(m)])
-			copy(k[:], old.at(*k)[:len(k)])
+	for _, t := range [][]group[M, V]{c.idx.groups, c.idx.oldGroups()} {
+		for gi := range t {
+			g := &t[gi]
+			for m := matchFull(g.ctrl); m != 0; m &= m - 1 {
+				k := asRef(&g.keys[firstSlot(m)])
+				copy(k[:], old.at(*k)[:len(k)])
+			}
 		}
 	}
 }

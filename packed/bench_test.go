@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -230,4 +231,40 @@ func threadCPU() int64 {
 		return 0
 	}
 	return ts.Nano()
+}
+
+// BenchmarkGrowth grows a set to 4,000,000 members, one insertion at a
+// time, then removes them all, and reports the slowest single insertion
+// and removal (worst-add-ns, worst-remove-ns) besides the mean per
+// operation: what one command can wait behind an index resize or an arena
+// compaction. Each operation is timed with time.Now, which adds some tens
+// of nanoseconds to the means.
+func BenchmarkGrowth(b *testing.B) {
+	for _, l := range []Layout{Int32Float32, Standard} {
+		b.Run(l.String(), func(b *testing.B) {
+			const n = 4_000_000
+			ms := make([][]byte, n)
+			for i := range ms {
+				ms[i] = strconv.AppendInt(nil, int64(i)*7919%n, 10)
+			}
+			var worstAdd, worstRemove time.Duration
+			b.ResetTimer()
+			for range b.N {
+				z := New(l)
+				for i, m := range ms {
+					t0 := time.Now()
+					z.Add(m, float64(i%1000), 0)
+					worstAdd = max(worstAdd, time.Since(t0))
+				}
+				for _, m := range ms {
+					t0 := time.Now()
+					z.Remove(m)
+					worstRemove = max(worstRemove, time.Since(t0))
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(2*n*b.N), "ns/op")
+			b.ReportMetric(float64(worstAdd.Nanoseconds()), "worst-add-ns")
+			b.ReportMetric(float64(worstRemove.Nanoseconds()), "worst-remove-ns")
+		})
+	}
 }

@@ -52,6 +52,9 @@ func (b *builder[M, S, V]) add(p *probe[M], s S) error {
 	h := hashProbe(p)
 	slot := -1
 	if c.indexed() {
+		// A load is one long command: a resize it starts is finished at
+		// once, before its slot is looked up.
+		c.finishResize()
 		var found bool
 		if slot, found = c.find(h, p); found {
 			return errOrder
@@ -110,6 +113,7 @@ type node[M member, S score] struct {
 // finish builds the branch levels. It fails if fewer than n entries were
 // added.
 func (b *builder[M, S, V]) finish() error {
+	b.c.finishResize()
 	c := b.c
 	if b.added != b.n {
 		return errOrder
@@ -171,7 +175,7 @@ func (c *zcore[M, S, V]) load(n int, entries iter.Seq2[[]byte, float64]) error {
 
 // clone returns a deep copy built from c's entries.
 func (c *zcore[M, S, V]) clone() core {
-	d := &zcore[M, S, V]{layout: c.layout, leafCap: c.leafCap, branchCap: c.branchCap}
+	d := &zcore[M, S, V]{leafCap: c.leafCap, branchCap: c.branchCap}
 	b := d.newBuilder(c.n)
 	c.walk(nil, func(l *leaf[M, S]) {
 		for i := range l.n() {

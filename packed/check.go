@@ -174,24 +174,54 @@ func (c *zcore[M, S, V]) checkIndex(leaves []*leaf[M, S]) error {
 			case ctrlTomb:
 				tombs++
 			default:
-				if b >= 0x80 {
+				if b < 0x80 {
 					return fmt.Errorf("bad control byte %#x", b)
 				}
 				full++
 				var p probe[M]
 				c.stored(g.keys[j], &p)
 				h := hashProbe(&p)
-				if h&0x7f != b {
-					return fmt.Errorf("slot %d has fingerprint %#x, member hashes to %#x", gi*8+j, b, h&0x7f)
+				if fingerprint(h) != b {
+					return fmt.Errorf("slot %d has fingerprint %#x, member hashes to %#x", gi*8+j, b, fingerprint(h))
 				}
-				if slot, ok := c.find(h, &p); !ok || slot != gi*8+j {
+				if slot, ok := c.findSlot(h, &p); !ok || slot != gi*8+j {
 					return fmt.Errorf("slot %d is not found by its own probe", gi*8+j)
 				}
 			}
 		}
 	}
-	if full != x.count || tombs != x.tombs || len(x.groups) > 0 && x.growthLeft != 7*len(x.groups)-full-tombs {
-		return fmt.Errorf("index counts: full %d/%d tombs %d/%d growthLeft %d", full, x.count, tombs, x.tombs, x.growthLeft)
+	if tombs != x.tombs || len(x.groups) > 0 && x.growthLeft != 7*len(x.groups)-full-tombs {
+		return fmt.Errorf("index counts: full %d tombs %d/%d growthLeft %d", full, tombs, x.tombs, x.growthLeft)
+	}
+	// A resize in progress: the old table's members not yet moved, each
+	// found by its own probe (after the new table's), none before oldNext.
+	old, next := x.oldGroups(), 0
+	if x.mv != nil {
+		if next = x.mv.next; next >= len(old) || x.mv.step < 1 {
+			return fmt.Errorf("resize at group %d of %d, step %d", next, len(old), x.mv.step)
+		}
+	}
+	for gi := range old {
+		g := &old[gi]
+		for m := matchFull(g.ctrl); m != 0; m &= m - 1 {
+			if gi < next {
+				return fmt.Errorf("old group %d, already moved, holds a member", gi)
+			}
+			j := firstSlot(m)
+			full++
+			var p probe[M]
+			c.stored(g.keys[j], &p)
+			h := hashProbe(&p)
+			if fingerprint(h) != g.ctrl>>(8*j)&0xff {
+				return fmt.Errorf("old slot %d has fingerprint %#x, member hashes to %#x", gi*8+j, g.ctrl>>(8*j)&0xff, fingerprint(h))
+			}
+			if slot, ok := c.findSlot(h, &p); !ok || slot != oldSlot|gi*8+j {
+				return fmt.Errorf("old slot %d is not found by its own probe", gi*8+j)
+			}
+		}
+	}
+	if full != x.count {
+		return fmt.Errorf("index holds %d members, counts %d", full, x.count)
 	}
 	for _, l := range leaves {
 		ks, ss := make([]M, l.n()), make([]S, l.n())
@@ -201,7 +231,7 @@ func (c *zcore[M, S, V]) checkIndex(leaves []*leaf[M, S]) error {
 		for i := range ks {
 			var p probe[M]
 			c.stored(ks[i], &p)
-			slot, ok := c.find(hashProbe(&p), &p)
+			slot, ok := c.findSlot(hashProbe(&p), &p)
 			if !ok {
 				return fmt.Errorf("member %q is in the tree but not the index", c.text(nil, ks[i]))
 			}

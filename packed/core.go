@@ -9,7 +9,6 @@ import (
 // (score, member) entries plus a Swiss index from member to score, generic
 // over the member representation M and the score type S.
 type zcore[M member, S score, V any] struct {
-	layout    Layout
 	leafCap   int
 	branchCap int
 	n         int
@@ -35,7 +34,7 @@ const MaxLeafCap = 1 << 16
 
 // makers builds each layout's core: the layouts differ only in the type
 // parameters.
-var makers = [numLayouts]func(l Layout, leafCap, branchCap int) core{
+var makers = [numLayouts]func(leafCap, branchCap int) core{
 	Standard:     newZcore[sref, float64, struct{}],
 	Int32Float32: newZcore[int32, float32, float32],
 	Int32Float64: newZcore[int32, float64, float64],
@@ -45,10 +44,10 @@ var makers = [numLayouts]func(l Layout, leafCap, branchCap int) core{
 	UUIDFloat64:  newZcore[uuid, float64, float64],
 }
 
-func newCore(l Layout, leafCap, branchCap int) core { return makers[l](l, leafCap, branchCap) }
+func newCore(l Layout, leafCap, branchCap int) core { return makers[l](leafCap, branchCap) }
 
-func newZcore[M member, S score, V any](l Layout, leafCap, branchCap int) core {
-	return &zcore[M, S, V]{layout: l, leafCap: leafCap, branchCap: branchCap}
+func newZcore[M member, S score, V any](leafCap, branchCap int) core {
+	return &zcore[M, S, V]{leafCap: leafCap, branchCap: branchCap}
 }
 
 func (c *zcore[M, S, V]) len() int { return c.n }
@@ -66,6 +65,9 @@ func (c *zcore[M, S, V]) lookup(text []byte, p *probe[M]) (h uint64, slot int, f
 }
 
 func (c *zcore[M, S, V]) add(text []byte, sc float64, f AddFlags) (AddResult, error) {
+	if c.idx.mv != nil {
+		c.step()
+	}
 	var p probe[M]
 	h, slot, found, st := c.lookup(text, &p)
 	switch {
@@ -301,6 +303,9 @@ func (c *zcore[M, S, V]) smallLimit() int { return min(smallMax, c.leafCap-c.lea
 // findSlot is find for indexed and unindexed sets alike.
 func (c *zcore[M, S, V]) findSlot(h uint64, p *probe[M]) (int, bool) {
 	if c.indexed() {
+		if c.idx.mv != nil {
+			return c.findMoving(h, p)
+		}
 		return c.find(h, p)
 	}
 	if c.rootLeaf != nil {
@@ -349,6 +354,9 @@ func (c *zcore[M, S, V]) setSlotScore(slot int, m M, s S) {
 func (c *zcore[M, S, V]) eraseSlot(slot int) {
 	if c.indexed() {
 		c.idx.erase(slot)
+		if c.idx.mv != nil {
+			c.step()
+		}
 	}
 }
 

@@ -143,7 +143,8 @@
 // The member index (swiss.go) is a Swiss-style open-addressing table:
 // groups of eight slots, each group one pointer-free struct holding eight
 // control bytes (one uint64), eight members and eight scores. A control
-// byte is EMPTY, DELETED or the low seven bits of the member's hash. A
+// byte is EMPTY, DELETED or, for a member, a high bit over the low seven
+// bits of the member's hash. A
 // lookup maps the 64-bit hash to a home group by multiply-shift (so the
 // group count need not be a power of two and the table grows by 1.5x, not
 // 2x), matches the fingerprint against all eight bytes at once with SWAR
@@ -165,6 +166,23 @@
 // the table first if needed, which refreshes the slot) and publishes the
 // member into it only after the tree insertion; a removal erases the slot
 // it found, without a second probe.
+//
+// A resize (growing, shrinking, or dropping tombstones) is incremental,
+// as in Redis's dictionaries: the new table is allocated and the members
+// move into it a few old groups at a time, at the start of every later
+// insertion, update or no-op write and at every removal, never on a read
+// (reads may run concurrently). Meanwhile a lookup searches both tables,
+// the old one first when the member's old home group has not moved yet.
+// The step is sized so that a resize ends within a sixteenth of the
+// insertions the new table can take, five groups a command after growth;
+// a bulk load finishes each resize at once, as one long command anyway.
+// EMPTY is the zero byte, so a new table needs no writing before use and
+// its pages are touched only as members arrive. Growing to 4,000,000
+// members, the slowest single insertion took 166 to 173 ms (INT32/FLOAT32)
+// and 411 to 458 ms (standard) when a resize moved every member at once;
+// it takes 5 to 12 ms now (BenchmarkGrowth). The cost is in the means:
+// 3 to 6% on insertions and removals, while a resize's lookups probe two
+// tables (medians of five alternated rounds of the seed workloads).
 //
 // Hashing (hash.go) matters more than anything else here: the seeds lost
 // 3.7x to an identity hash on sequential IDs. Integer members go through

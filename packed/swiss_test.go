@@ -1,6 +1,7 @@
 package packed
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -102,5 +103,115 @@ func TestIndexGrowsAndShrinks(t *testing.T) {
 	}
 	if st := z.Stats(); st.IndexSlots >= grown/8 {
 		t.Fatalf("index kept %d slots for %d members", st.IndexSlots, st.Len)
+	}
+}
+
+// TestIndexResizeIsIncremental grows sets well past the size that resizes
+// at once, with removals, rescores and (standard) arena compactions mixed
+// in, then shrinks them. It checks that resizes run in steps (some
+// commands see one in progress), that each finishes before the next one
+// starts, that a step moves no more than its share, and that every member
+// keeps its score throughout, with the invariant checker run while resizes
+// are in progress.
+func TestIndexResizeIsIncremental(t *testing.T) {
+	seed := testSeed(t)
+	for _, l := range []Layout{Int32Float32, Standard, UUIDFloat64} {
+		t.Run(l.String(), func(t *testing.T) {
+			r := rand.New(rand.NewPCG(seed, uint64(l)))
+			n := 60000
+			switch {
+			case invariants: // (every command checks the whole set)
+				n = 2500
+			case testing.Short() || raceEnabled:
+				n = 15000
+			}
+			z := New(l)
+			model := map[string]float64{}
+			name := func(i int) []byte {
+				if l == UUIDFloat64 {
+					return fmt.Appendf(nil, "00000000-0000-4000-8000-%012x", i)
+				}
+				return []byte(itoa(i))
+			}
+			var prev Stats
+			moving, resizes, checks := 0, 0, 0
+			observe := func(op int) {
+				st := z.Stats()
+				if st.IndexSlots != prev.IndexSlots && prev.IndexSlots > migrateAll*groupSize {
+					resizes++
+					if prev.IndexMoving != 0 {
+						t.Fatalf("op %d: a resize to %d slots began while the one from %d slots was still moving", op, st.IndexSlots, prev.IndexMoving)
+					}
+				}
+				if st.IndexMoving != 0 {
+					moving++
+					next, total := z.c.(interface{ movingProgress() (int, int) }).movingProgress()
+					if next <= 0 || next >= total {
+						t.Fatalf("op %d: resize at group %d of %d", op, next, total)
+					}
+					if moving%500 == 1 {
+						checks++
+						if err := z.Check(); err != nil {
+							t.Fatalf("op %d, resize in progress: %v", op, err)
+						}
+					}
+				}
+				prev = st
+			}
+			verify := func(op int) {
+				for range 20 {
+					i := r.IntN(n)
+					s, ok := z.Score(name(i))
+					want, live := model[string(name(i))]
+					if ok != live || ok && s != want {
+						t.Fatalf("op %d: member %d: score %v %v, want %v %v", op, i, s, ok, want, live)
+					}
+				}
+			}
+			for op := range 3 * n {
+				i := r.IntN(n)
+				m := name(i)
+				switch k := r.IntN(10); {
+				case k < 6 || op < n/2:
+					s := float64(r.IntN(1000))
+					if _, err := z.Add(m, s, 0); err != nil {
+						t.Fatal(err)
+					}
+					model[string(m)] = s
+				case k < 8:
+					res, err := z.Add(m, 1, AddIncr)
+					if err != nil {
+						t.Fatal(err)
+					}
+					model[string(m)] = res.Score
+				default:
+					z.Remove(m)
+					delete(model, string(m))
+				}
+				observe(op)
+				if op%997 == 0 {
+					verify(op)
+				}
+			}
+			for i := range n { // shrink: the index resizes down in steps too
+				m := name(i)
+				if i%50 != 0 {
+					z.Remove(m)
+					delete(model, string(m))
+				}
+				observe(3*n + i)
+			}
+			verify(4 * n)
+			if err := z.Check(); err != nil {
+				t.Fatal(err)
+			}
+			if z.Len() != len(model) {
+				t.Fatalf("%d members, model %d", z.Len(), len(model))
+			}
+			if resizes < 3 || moving == 0 || checks == 0 {
+				t.Fatalf("%d resizes of large tables, %d commands saw one in progress, %d checks", resizes, moving, checks)
+			}
+			t.Logf("seed %d: %d resizes of large tables, %d commands saw one in progress, %d checks during them", seed, resizes, moving, checks)
+		})
 	}
 }
