@@ -194,7 +194,7 @@ func (c *zcore[M, S, V]) checkIndex(leaves []*leaf[M, S]) error {
 		return fmt.Errorf("index counts: full %d tombs %d/%d growthLeft %d", full, tombs, x.tombs, x.growthLeft)
 	}
 	// A resize in progress: the old table's members not yet moved, each
-	// found by its own probe (after the new table's), none before oldNext.
+	// found by its own probe, none in the groups already moved.
 	old, next := x.oldGroups(), 0
 	if x.mv != nil {
 		if next = x.mv.next; next >= len(old) || x.mv.step < 1 {

@@ -7,17 +7,18 @@ import "math/bits"
 //
 // Slots come in groups of eight. Each group holds eight control bytes (one
 // uint64), eight members and eight scores, in one pointer-free struct, so a
-// probe touches one group at a time. A control byte is EMPTY (0x00), DELETED
-// (0x01, a tombstone) or, for a member, its high bit set over the low seven
-// bits of the member's hash (its fingerprint). EMPTY is zero so that a new
-// table is ready as the allocator returns it: nothing writes it whole, and
-// its pages are touched only as members arrive (a resize moves them a few
-// groups at a time, see rehash). A lookup reduces the 64-bit hash to a home group with a
-// multiply-shift (so the group count need not be a power of two, and the
-// table can grow by 1.5x instead of 2x), matches the fingerprint against all
-// eight control bytes at once with SWAR arithmetic, compares members only
-// where fingerprints match, and moves to the next group (linearly, wrapping)
-// until it finds the member or a group with an EMPTY byte.
+// probe touches one group at a time. A control byte is EMPTY (0x00),
+// DELETED (0x01, a tombstone) or, for a member, the high bit over the low
+// seven bits of the member's hash (its fingerprint). EMPTY is zero so that a
+// new table is ready as the allocator returns it: nothing writes it whole,
+// and its pages are touched only as members arrive (a resize moves them a
+// few groups at a time, see rehash). A lookup reduces the 64-bit hash to a
+// home group with a multiply-shift (so the group count need not be a power
+// of two, and the table can grow by 1.5x instead of 2x), matches the
+// fingerprint against all eight control bytes at once with SWAR arithmetic,
+// compares members only where fingerprints match, and moves to the next
+// group (linearly, wrapping) until it finds the member or a group with an
+// EMPTY byte.
 //
 // Lookups are single-probe and prepared: find returns either the member's
 // slot or the vacant slot where it would go, so an update reads and later
@@ -65,8 +66,9 @@ type swiss[M member, V any] struct {
 
 // resize is a resize that moves the members a few groups at a time: old is
 // the table being emptied, whose groups before next are empty; step groups
-// move at each insertion, update and removal. (Kept apart so that a set
-// that is not resizing, as small sets never are, carries one pointer.)
+// move at each write command and each removal (see step). (Kept apart so
+// that a set that is not resizing, as small sets never are, carries one
+// pointer.)
 type resize[M member, V any] struct {
 	old        []group[M, V]
 	next, step int
