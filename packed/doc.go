@@ -181,7 +181,7 @@
 // members, the slowest single insertion took 166 to 173 ms (INT32/FLOAT32)
 // and 411 to 458 ms (standard) when a resize moved every member at once;
 // it takes 5 to 12 ms now (BenchmarkGrowth). The cost is in the means:
-// 3 to 6% on insertions and removals, while a resize's lookups probe two
+// 1 to 6% on insertions and removals, while a resize's lookups probe two
 // tables (medians of five alternated rounds of the seed workloads).
 //
 // Hashing (hash.go) matters more than anything else here: the seeds lost
