@@ -165,6 +165,20 @@ func (c *zcore[M, S, V]) checkIndex(leaves []*leaf[M, S]) error {
 	if x.count != c.n {
 		return fmt.Errorf("index holds %d members, tree %d", x.count, c.n)
 	}
+	// A member's slot holds its fingerprint and is where its own lookup
+	// leads (slot as findSlot numbers it: old ones marked oldSlot).
+	member := func(g *group[M, V], j, slot int) error {
+		var p probe[M]
+		c.stored(g.keys[j], &p)
+		h := hashProbe(&p)
+		if b := g.ctrl >> (8 * j) & 0xff; fingerprint(h) != b {
+			return fmt.Errorf("slot %#x has fingerprint %#x, member hashes to %#x", slot, b, fingerprint(h))
+		}
+		if found, ok := c.findSlot(h, &p); !ok || found != slot {
+			return fmt.Errorf("slot %#x is not found by its own probe", slot)
+		}
+		return nil
+	}
 	full, tombs := 0, 0
 	for gi := range x.groups {
 		g := &x.groups[gi]
@@ -178,14 +192,8 @@ func (c *zcore[M, S, V]) checkIndex(leaves []*leaf[M, S]) error {
 					return fmt.Errorf("bad control byte %#x", b)
 				}
 				full++
-				var p probe[M]
-				c.stored(g.keys[j], &p)
-				h := hashProbe(&p)
-				if fingerprint(h) != b {
-					return fmt.Errorf("slot %d has fingerprint %#x, member hashes to %#x", gi*8+j, b, fingerprint(h))
-				}
-				if slot, ok := c.findSlot(h, &p); !ok || slot != gi*8+j {
-					return fmt.Errorf("slot %d is not found by its own probe", gi*8+j)
+				if err := member(g, j, gi*8+j); err != nil {
+					return err
 				}
 			}
 		}
@@ -209,14 +217,8 @@ func (c *zcore[M, S, V]) checkIndex(leaves []*leaf[M, S]) error {
 			}
 			j := firstSlot(m)
 			full++
-			var p probe[M]
-			c.stored(g.keys[j], &p)
-			h := hashProbe(&p)
-			if fingerprint(h) != g.ctrl>>(8*j)&0xff {
-				return fmt.Errorf("old slot %d has fingerprint %#x, member hashes to %#x", gi*8+j, g.ctrl>>(8*j)&0xff, fingerprint(h))
-			}
-			if slot, ok := c.findSlot(h, &p); !ok || slot != oldSlot|gi*8+j {
-				return fmt.Errorf("old slot %d is not found by its own probe", gi*8+j)
+			if err := member(g, j, oldSlot|gi*8+j); err != nil {
+				return err
 			}
 		}
 	}

@@ -251,6 +251,13 @@ func (c *zcore[M, S, V]) reserve(h uint64, slot int) int {
 
 // commit publishes a member into a slot returned by reserve.
 func (x *swiss[M, V]) commit(slot int, h uint64, m M, v V) {
+	x.place(slot, h, m, v)
+	x.count++
+}
+
+// place writes member m with hash h and value v into vacant slot of the
+// table (not the old one), counting the slot as used.
+func (x *swiss[M, V]) place(slot int, h uint64, m M, v V) {
 	if x.ctrlAt(slot) == ctrlTomb {
 		x.tombs--
 	} else {
@@ -259,7 +266,6 @@ func (x *swiss[M, V]) commit(slot int, h uint64, m M, v V) {
 	x.setCtrl(slot, fingerprint(h))
 	x.groups[slot>>3].keys[slot&7] = m
 	x.groups[slot>>3].vals[slot&7] = v
-	x.count++
 }
 
 // erase removes the member in slot. The slot becomes EMPTY if its group
@@ -269,20 +275,15 @@ func (x *swiss[M, V]) commit(slot int, h uint64, m M, v V) {
 func (x *swiss[M, V]) erase(slot int) {
 	x.count--
 	var zero M
-	if slot&oldSlot != 0 {
-		// The old table's probes must go on past it, as past a moved member.
-		g := x.group(slot)
-		g.keys[slot&7] = zero
-		shift := uint(slot&7) * 8
-		g.ctrl = g.ctrl&^(0xff<<shift) | ctrlTomb<<shift
-		return
-	}
-	g := &x.groups[slot>>3]
+	g, shift := x.group(slot), uint(slot&7)*8
 	g.keys[slot&7] = zero
-	e := int(b2u(matchEmpty(g.ctrl) != 0))
-	x.setCtrl(slot, uint64(ctrlTomb-(ctrlTomb-ctrlEmpty)*e))
+	// A slot of the old table, whose counts no longer matter, always
+	// becomes a tombstone, as a moved member's does.
+	cur := int(b2u(slot&oldSlot == 0))
+	e := int(b2u(matchEmpty(g.ctrl) != 0)) & cur
+	g.ctrl = g.ctrl&^(0xff<<shift) | uint64(ctrlTomb-(ctrlTomb-ctrlEmpty)*e)<<shift
 	x.growthLeft += e
-	x.tombs += 1 - e
+	x.tombs += cur - e
 }
 
 // freshSlot returns the first vacant slot on h's probe sequence.
@@ -344,15 +345,7 @@ func (c *zcore[M, S, V]) migrate(k int) {
 			var p probe[M]
 			c.stored(g.keys[j], &p)
 			h := hashProbe(&p)
-			slot := x.freshSlot(h)
-			if x.ctrlAt(slot) == ctrlTomb {
-				x.tombs--
-			} else {
-				x.growthLeft--
-			}
-			x.setCtrl(slot, fingerprint(h))
-			ng := &x.groups[slot>>3]
-			ng.keys[slot&7], ng.vals[slot&7] = g.keys[j], g.vals[j]
+			x.place(x.freshSlot(h), h, g.keys[j], g.vals[j])
 		}
 		bytes := full >> 7 * 0xff
 		g.ctrl = g.ctrl&^bytes | bytes&(lsbs*ctrlTomb)
@@ -362,15 +355,12 @@ func (c *zcore[M, S, V]) migrate(k int) {
 	}
 }
 
-// step moves the next few groups of a resize in progress. Every write
-// command calls it before it looks its member up (add; removals when they
-// erase a slot), no-ops included, so that a resize finishes under any mix
-// of writes; reads never change the set.
-func (c *zcore[M, S, V]) step() {
-	if mv := c.idx.mv; mv != nil {
-		c.migrate(mv.step)
-	}
-}
+// step moves the next few groups of a resize in progress (the callers
+// check that there is one, which saves a call on every other command).
+// Every write command calls it before it looks its member up (add;
+// removals when they erase a slot), no-ops included, so that a resize
+// finishes under any mix of writes; reads never change the set.
+func (c *zcore[M, S, V]) step() { c.migrate(c.idx.mv.step) }
 
 // maybeShrink gives memory back after many removals.
 func (c *zcore[M, S, V]) maybeShrink() {
@@ -389,13 +379,4 @@ func (c *zcore[M, S, V]) finishResize() {
 	if mv := c.idx.mv; mv != nil {
 		c.migrate(len(mv.old) - mv.next)
 	}
-}
-
-// movingProgress returns how far a resize in progress is: the groups moved
-// and the old table's groups (tests).
-func (c *zcore[M, S, V]) movingProgress() (int, int) {
-	if c.idx.mv == nil {
-		return 0, 0
-	}
-	return c.idx.mv.next, len(c.idx.mv.old)
 }

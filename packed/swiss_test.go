@@ -215,3 +215,12 @@ func TestIndexResizeIsIncremental(t *testing.T) {
 		})
 	}
 }
+
+// movingProgress returns how far a resize in progress is: the groups moved
+// and the old table's groups (TestIndexResizeIsIncremental).
+func (c *zcore[M, S, V]) movingProgress() (int, int) {
+	if c.idx.mv == nil {
+		return 0, 0
+	}
+	return c.idx.mv.next, len(c.idx.mv.old)
+}
