@@ -29,14 +29,25 @@ var ErrTooLarge = errors.New("packed: sorted set member storage exceeds 4 GiB")
 //
 // A removed member's record becomes garbage. Separators may still point at
 // it (they only need some key between two leaves), so garbage is reclaimed
-// by compaction, which copies every referenced record into a fresh arena;
-// see zcore.compact.
+// by copying what is still referred to elsewhere: the whole arena at once
+// while it is small, one chunk at a time once it is not (reclaim.go). A
+// chunk emptied that way is freed and its number reused.
 type arena struct {
-	chunks  [][]byte
-	tail    int // the chunk records are appended to
-	used    int // bytes of records, garbage included
-	expect  int // bytes of records a compaction is about to add
-	garbage int // bytes of records no member refers to any more
+	chunks  []chunk
+	tail    int32 // the chunk records are appended to
+	hint    int32 // every chunk number below it is in use
+	used    int   // bytes of records, garbage included
+	expect  int   // bytes of records a compaction is about to add
+	garbage int   // bytes of records no member refers to any more
+}
+
+// chunk is one of an arena's buffers, with its share of the garbage. A
+// chunk number with no buffer is free, unless it is held: one of the
+// numbers a record longer than a chunk spans after its own.
+type chunk struct {
+	b    []byte
+	dead uint32 // bytes of b's records no member refers to any more
+	held bool
 }
 
 const (
@@ -52,11 +63,11 @@ func (a *arena) add(b []byte, s float64) (sref, bool) {
 	if !ok {
 		return sref{}, false
 	}
-	ch := a.chunks[last]
+	ch := a.chunks[last].b
 	off := last<<chunkShift | len(ch)
 	ch = binary.LittleEndian.AppendUint64(ch, math.Float64bits(s))
 	ch = binary.AppendUvarint(ch, uint64(len(b)))
-	a.chunks[last] = append(ch, b...)
+	a.chunks[last].b = append(ch, b...)
 	a.used += need
 	return srefAt(off), true
 }
@@ -69,46 +80,99 @@ func (a *arena) addRecord(rec []byte) (sref, bool) {
 	if !ok {
 		return sref{}, false
 	}
-	off := last<<chunkShift | len(a.chunks[last])
-	a.chunks[last] = append(a.chunks[last], rec...)
+	off := last<<chunkShift | len(a.chunks[last].b)
+	a.chunks[last].b = append(a.chunks[last].b, rec...)
 	a.used += len(rec)
 	return srefAt(off), true
 }
 
 // room returns the chunk that a record of need bytes is appended to,
 // making room for it: in the last chunk (grown if need be), or in a new
-// one when it does not fit there (or, for a record longer than a chunk,
-// in a buffer of its own that takes up the chunk numbers it spans). It
-// fails when the offsets would pass 4 GiB.
+// one when it does not fit there (or, for a record longer than a chunk, in
+// a buffer of its own that takes up the chunk numbers it spans), under the
+// lowest free chunk numbers. It fails when the offsets would pass 4 GiB.
 func (a *arena) room(need int) (int, bool) {
-	last := a.tail
-	if a.chunks != nil && len(a.chunks[last])+need <= chunkSize {
-		if ch := a.chunks[last]; len(ch)+need > cap(ch) {
+	last := int(a.tail)
+	if a.chunks != nil && len(a.chunks[last].b)+need <= chunkSize {
+		if ch := a.chunks[last].b; len(ch)+need > cap(ch) {
 			// Only the last chunk grows: doubling, up to a chunk.
-			a.chunks[last] = append(make([]byte, 0, allocSize(uintptr(min(chunkSize, max(len(ch)+need, 2*cap(ch)))), false)), ch...)
+			a.chunks[last].b = append(make([]byte, 0, allocSize(uintptr(min(chunkSize, max(len(ch)+need, 2*cap(ch)))), false)), ch...)
 		}
 		return last, true
 	}
-	last = len(a.chunks)
+	first := a.chunks == nil
 	span := max(1, (need+chunkSize-1)>>chunkShift)
+	last = a.unused(span)
 	if uint64(last+span) > 1<<(32-chunkShift) {
 		return 0, false
+	}
+	for len(a.chunks) < last+span {
+		a.chunks = append(a.chunks, chunk{})
+	}
+	if span == 1 && last == int(a.hint) {
+		a.hint++
+	}
+	for x := last + 1; x < last+span; x++ {
+		a.chunks[x].held = true
 	}
 	size := need // the first chunk starts as small as its first record
 	switch {
 	case need >= chunkSize:
 	case a.expect-a.used >= chunkSize:
 		size = chunkSize // (compaction knows what is coming)
-	case last > 0:
+	case !first:
 		size = max(need, 4096) // later chunks start at 4 KiB
 	}
-	a.chunks = append(a.chunks, make([]byte, 0, allocSize(uintptr(size), false)))
-	for range span - 1 {
-		a.chunks = append(a.chunks, nil)
+	a.chunks[last].b = make([]byte, 0, allocSize(uintptr(size), false))
+	if need < chunkSize || first {
+		// (A longer record's buffer is full: the tail stays where it is,
+		// rather than leave its unused room behind.)
+		a.tail = int32(last)
 	}
-	a.tail = last
 	return last, true
 }
+
+// unused returns the first of the lowest span free chunk numbers in a
+// row, counting those past the end of the chunk list as free.
+func (a *arena) unused(span int) int {
+	run := 0
+	for k := int(a.hint); k < len(a.chunks); k++ {
+		if ch := &a.chunks[k]; ch.b != nil || ch.held {
+			run = 0
+		} else if run++; run == span {
+			return k + 1 - span
+		}
+	}
+	return len(a.chunks) - run
+}
+
+// drop frees chunk k (and the numbers its record spans), which no
+// reference may point into any more.
+func (a *arena) drop(k int) {
+	ch := &a.chunks[k]
+	a.used -= len(ch.b)
+	a.garbage -= int(ch.dead)
+	for x := k + max(1, (len(ch.b)+chunkSize-1)>>chunkShift) - 1; x >= k; x-- {
+		a.chunks[x] = chunk{}
+	}
+	a.hint = min(a.hint, int32(k))
+	n := len(a.chunks)
+	for n > 0 && a.chunks[n-1].b == nil && !a.chunks[n-1].held {
+		n--
+	}
+	a.chunks = a.chunks[:n]
+}
+
+// release counts record r as garbage: no member refers to it (its member
+// is gone, or it is a fence's own copy).
+func (a *arena) release(r sref) {
+	n := a.size(r)
+	a.garbage += n
+	a.chunks[r.chunk()].dead += uint32(n)
+}
+
+// chunk returns the number of the chunk that holds record r.
+func (r sref) chunk() int { return int(binary.LittleEndian.Uint32(r[:]) >> chunkShift) }
 
 // srefAt returns the reference to offset off.
 func srefAt(off int) (r sref) {
@@ -127,7 +191,7 @@ func uvarintLen(v uint64) int {
 // at returns the bytes of record r's chunk from the record on.
 func (a *arena) at(r sref) []byte {
 	off := binary.LittleEndian.Uint32(r[:])
-	return a.chunks[off>>chunkShift][off&(chunkSize-1):]
+	return a.chunks[off>>chunkShift].b[off&(chunkSize-1):]
 }
 
 // get returns the member bytes of record r. They are valid until the next
@@ -150,9 +214,9 @@ func (a *arena) setScore(r sref, s float64) {
 
 // capacity returns the bytes the arena has allocated.
 func (a *arena) capacity() int {
-	n := allocSize(uintptr(cap(a.chunks))*sizeOf[[]byte](), true)
+	n := allocSize(uintptr(cap(a.chunks))*sizeOf[chunk](), true)
 	for _, ch := range a.chunks {
-		n += allocSize(uintptr(cap(ch)), false)
+		n += allocSize(uintptr(cap(ch.b)), false)
 	}
 	return n
 }
@@ -194,54 +258,11 @@ func (a *arena) valid(r sref) bool {
 	if int(off>>chunkShift) >= len(a.chunks) {
 		return false
 	}
-	ch := a.chunks[off>>chunkShift]
+	ch := a.chunks[off>>chunkShift].b
 	x := uint64(off&(chunkSize-1)) + scoreSize
 	if x >= uint64(len(ch)) {
 		return false
 	}
 	v, k := binary.Uvarint(ch[x:])
 	return k > 0 && x+uint64(k)+v <= uint64(len(ch))
-}
-
-// compact copies every record the set still refers to (members and branch
-// fences) into a fresh arena, dropping garbage. The index's slots, which
-// hold the old offsets, are updated in place rather than rebuilt: each
-// member's old record is overwritten with its new offset (the old arena is
-// dropped afterwards), and a slot reads its member's new offset there, with
-// no hashing and no probing. Fences go first, since a fence may share its
-// record with a live member, and get copies of their own.
-func (c *zcore[M, S, V]) compact() {
-	if kindOf[M]() != MemberBytes {
-		return
-	}
-	if c.n == 0 {
-		c.ar, c.idx = arena{}, swiss[M, V]{}
-		return
-	}
-	old := c.ar
-	c.ar = arena{expect: old.used - old.garbage}
-	c.walk(func(b *branch[M, S]) {
-		for i := 1; i < b.n; i++ {
-			r, _ := c.ar.addRecord(old.record(*asRef(&b.sepM[i])))
-			b.sepM[i] = refMember[M](r)
-		}
-	}, func(*leaf[M, S]) {})
-	c.walk(nil, func(l *leaf[M, S]) {
-		for i := l.lo; i < l.hi; i++ {
-			rec := old.record(*asRef(&l.keys[i]))
-			r, _ := c.ar.addRecord(rec)
-			copy(rec, r[:]) // the forwarding offset, for the index
-			l.keys[i] = refMember[M](r)
-		}
-	})
-	c.ar.expect = 0
-	for _, t := range [][]group[M, V]{c.idx.groups, c.idx.oldGroups()} {
-		for gi := range t {
-			g := &t[gi]
-			for m := matchFull(g.ctrl); m != 0; m &= m - 1 {
-				k := asRef(&g.keys[firstSlot(m)])
-				copy(k[:], old.at(*k)[:len(k)])
-			}
-		}
-	}
 }

@@ -3,6 +3,7 @@ package packed
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -12,7 +13,14 @@ import (
 // Removing most members of a standard set leaves garbage in its arena;
 // compaction must reclaim it and keep every reference (members, fences,
 // index slots) valid.
+// With evacuation, every reclaim empties one chunk instead, and the
+// records longer than a chunk are evacuated too.
 func TestArenaCompaction(t *testing.T) {
+	t.Run("compact", func(t *testing.T) { testArenaReclaim(t, false) })
+	t.Run("evacuate", func(t *testing.T) { testArenaReclaim(t, true) })
+}
+
+func testArenaReclaim(t *testing.T, evacuate bool) {
 	const n = 3000
 	// Members of 70-odd bytes: the records spread over several 64 KiB
 	// chunks.
@@ -23,6 +31,10 @@ func TestArenaCompaction(t *testing.T) {
 		return strings.Repeat("m", 64) + "-" + strconv.Itoa(i)
 	}
 	z := newWithCaps(Standard, 8, 4)
+	compactions, evacuations := useEvacuation(t)
+	if !evacuate {
+		compactLimit = 1 << 30
+	}
 	for i := range n {
 		z.Add([]byte(name(i)), float64(i%50), 0)
 	}
@@ -53,6 +65,9 @@ func TestArenaCompaction(t *testing.T) {
 			t.Fatalf("%s: %v %v after compaction", m, s, ok)
 		}
 		mustAdd(t, z, m, 1, AddIncr)
+	}
+	if evacuate && (*compactions > 0 || *evacuations == 0) || !evacuate && (*compactions == 0 || *evacuations > 0) {
+		t.Fatalf("%d compactions and %d evacuations", *compactions, *evacuations)
 	}
 }
 
@@ -175,5 +190,124 @@ func TestCompactionRandom(t *testing.T) {
 	t.Logf("%d compactions; used %d garbage %d n %d", compactions, c.ar.used, c.ar.garbage, c.n)
 	if compactions < 3 {
 		t.Fatalf("only %d compactions", compactions)
+	}
+}
+
+// useEvacuation makes every reclaim of the test evacuate chunks, however
+// small the set (compactLimit 0), and counts compactions and evacuations.
+func useEvacuation(t *testing.T) (compactions, evacuations *int) {
+	t.Helper()
+	compactions, evacuations = new(int), new(int)
+	limit := compactLimit
+	compactLimit = 0
+	reclaimHook = func(full bool) {
+		if full {
+			*compactions++
+		} else {
+			*evacuations++
+		}
+	}
+	t.Cleanup(func() { compactLimit, reclaimHook = limit, nil })
+	return compactions, evacuations
+}
+
+// Random insertions, removals, rescores, increments and range removals of
+// standard members of 1 to 400 bytes (and a few longer than a chunk), in a
+// deep tree of small leaves, with every reclaim evacuating one chunk: the
+// set must pass Check (which verifies the arena's chunks, garbage counts
+// and free list, and that every reference is to a record) and agree with a
+// plain map throughout; chunk numbers must be reused, not grow with the
+// churn; and garbage must stay near half of the arena.
+func TestEvacuationRandom(t *testing.T) {
+	seed := testSeed(t)
+	r := rand.New(rand.NewPCG(seed, 7))
+	z := newWithCaps(Standard, 8, 4)
+	c := z.c.(*zcore[sref, float64, struct{}])
+	_, evacuations := useEvacuation(t)
+	model := map[string]float64{}
+	name := func(k int) string {
+		if k%997 == 3 {
+			return strings.Repeat("L", chunkSize+k) // longer than a chunk
+		}
+		return strconv.Itoa(k) + ":" + strings.Repeat("x", k*7919%400)
+	}
+	agree := func(when string) {
+		t.Helper()
+		if err := z.Check(); err != nil {
+			t.Fatalf("seed %d, %s: %v", seed, when, err)
+		}
+		if z.Len() != len(model) {
+			t.Fatalf("seed %d, %s: %d members, model %d", seed, when, z.Len(), len(model))
+		}
+		for m, s := range model {
+			if got, ok := z.Score([]byte(m)); !ok || got != s {
+				t.Fatalf("seed %d, %s: %.20q: %v %v, model %v", seed, when, m, got, ok, s)
+			}
+		}
+	}
+	ops := 200000
+	switch {
+	case invariants: // Check after every operation
+		ops = 20000
+	case testing.Short() || raceEnabled:
+		ops = 50000
+	}
+	maxChunks, last := 0, 0
+	for op := range ops {
+		k := r.IntN(3000)
+		m := name(k)
+		switch x := r.IntN(100); {
+		case x < 40:
+			z.Remove([]byte(m))
+			delete(model, m)
+		case x < 45 && z.Len() > 0:
+			// A rescore by increment: the record stays, the entry moves.
+			if _, ok := model[m]; ok {
+				res, err := z.Add([]byte(m), 1, AddIncr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				model[m] = res.Score
+			}
+		case x < 46 && z.Len() > 10:
+			start := r.IntN(z.Len() - 5)
+			var gone []string
+			z.Range(start, start+5, false, func(b []byte, _ float64) bool {
+				gone = append(gone, string(b))
+				return true
+			})
+			z.RemoveRange(start, start+5)
+			for _, g := range gone {
+				delete(model, g)
+			}
+		default:
+			s := float64(r.IntN(50))
+			if _, err := z.Add([]byte(m), s, 0); err != nil {
+				t.Fatal(err)
+			}
+			model[m] = s
+		}
+		maxChunks = max(maxChunks, len(c.ar.chunks))
+		if *evacuations != last || op%5000 == 0 {
+			last = *evacuations
+			agree(fmt.Sprintf("op %d, %d evacuations", op, *evacuations))
+		}
+	}
+	agree("the end")
+	t.Logf("seed %d: %d evacuations; %d chunk numbers at most; used %d garbage %d, %d members", seed, *evacuations, maxChunks, c.ar.used, c.ar.garbage, c.n)
+	if *evacuations < ops/5000 {
+		t.Fatalf("only %d evacuations", *evacuations)
+	}
+	// About 1,600 members of about 210 bytes and up to four long ones take
+	// about 0.6 MiB, ten chunks' worth, so with garbage at most half the
+	// arena the arena needs about 20 chunk numbers (24 at most over the
+	// seeds tried); without reuse, 200,000 operations write far more.
+	if maxChunks > 40 {
+		t.Fatalf("%d chunk numbers in use at most: freed numbers are not reused", maxChunks)
+	}
+	// Garbage is at most half of the arena, but for the tail's, which is
+	// not evacuated.
+	if tail := c.ar.chunks[c.ar.tail]; c.ar.garbage-int(tail.dead) > c.ar.used/2 {
+		t.Fatalf("garbage %d of %d bytes at the end (%d in the tail)", c.ar.garbage, c.ar.used, tail.dead)
 	}
 }

@@ -1,6 +1,7 @@
 package packed
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 )
@@ -20,7 +21,91 @@ func (c *zcore[M, S, V]) check() error {
 	if err := c.checkLinks(leaves); err != nil {
 		return err
 	}
+	if err := c.checkArena(leaves); err != nil {
+		return err
+	}
 	return c.checkIndex(leaves)
+}
+
+// checkArena verifies a standard set's arena: its chunks hold whole
+// records that add up to its used bytes; the chunk numbers held are
+// exactly those a record longer than a chunk spans after its own; no free
+// number is below the hint or last; the garbage counts add up and leave
+// room for every live member's record in its chunk; and every member and
+// fence refers to the start of a record.
+func (c *zcore[M, S, V]) checkArena(leaves []*leaf[M, S]) error {
+	if kindOf[M]() != MemberBytes {
+		return nil
+	}
+	a := &c.ar
+	starts := map[uint32]int{} // record offset: size
+	spanned := map[int]bool{}
+	used, garbage := 0, 0
+	for k, ch := range a.chunks {
+		if ch.b == nil {
+			continue
+		}
+		for off := 0; off < len(ch.b); {
+			r := srefAt(k<<chunkShift | off)
+			if !a.valid(r) {
+				return fmt.Errorf("chunk %d: no whole record at offset %d of %d", k, off, len(ch.b))
+			}
+			starts[uint32(k<<chunkShift|off)] = a.size(r)
+			off += a.size(r)
+		}
+		for x := k + 1; x < k+(len(ch.b)+chunkSize-1)>>chunkShift; x++ {
+			if x >= len(a.chunks) || a.chunks[x].b != nil {
+				return fmt.Errorf("chunk %d's record spans chunk number %d, which is not kept for it", k, x)
+			}
+			spanned[x] = true
+		}
+		if int(ch.dead) > len(ch.b) {
+			return fmt.Errorf("chunk %d: %d bytes of garbage in %d", k, ch.dead, len(ch.b))
+		}
+		used += len(ch.b)
+		garbage += int(ch.dead)
+	}
+	if used != a.used || garbage != a.garbage {
+		return fmt.Errorf("arena counts %d bytes used, %d garbage; its chunks hold %d and %d", a.used, a.garbage, used, garbage)
+	}
+	for k, ch := range a.chunks {
+		switch {
+		case ch.held != spanned[k]:
+			return fmt.Errorf("chunk number %d held %v, spanned by a record %v", k, ch.held, spanned[k])
+		case ch.b == nil && !ch.held && (k < int(a.hint) || k == len(a.chunks)-1):
+			return fmt.Errorf("chunk number %d is free, below the hint %d or last of %d", k, a.hint, len(a.chunks))
+		case ch.b == nil && ch.dead != 0:
+			return fmt.Errorf("chunk number %d has no buffer and %d bytes of garbage", k, ch.dead)
+		}
+	}
+	if len(a.chunks) > 0 && a.chunks[a.tail].b == nil {
+		return fmt.Errorf("the tail, chunk %d, has no buffer", a.tail)
+	}
+	live := make([]int, len(a.chunks))
+	for _, l := range leaves {
+		for i := range l.n() {
+			m := l.key(i)
+			size, ok := starts[binary.LittleEndian.Uint32(asRef(&m)[:])]
+			if !ok {
+				return fmt.Errorf("member %d of a leaf refers to no record", i)
+			}
+			live[asRef(&m).chunk()] += size
+		}
+	}
+	for k, ch := range a.chunks {
+		if live[k]+int(ch.dead) > len(ch.b) {
+			return fmt.Errorf("chunk %d: %d bytes of live records and %d of garbage in %d", k, live[k], ch.dead, len(ch.b))
+		}
+	}
+	var err error
+	c.walk(func(b *branch[M, S]) {
+		for i := 1; i < b.n; i++ {
+			if _, ok := starts[binary.LittleEndian.Uint32(asRef(&b.sepM[i])[:])]; !ok && err == nil {
+				err = fmt.Errorf("fence %d refers to no record", i)
+			}
+		}
+	}, nil)
+	return err
 }
 
 // fence is a key a subtree's keys must respect.
@@ -236,6 +321,9 @@ func (c *zcore[M, S, V]) checkIndex(leaves []*leaf[M, S]) error {
 			slot, ok := c.findSlot(hashProbe(&p), &p)
 			if !ok {
 				return fmt.Errorf("member %q is in the tree but not the index", c.text(nil, ks[i]))
+			}
+			if c.slotMember(slot) != ks[i] {
+				return fmt.Errorf("member %q: the index and the tree refer to different records", c.text(nil, ks[i]))
 			}
 			if s := c.slotScore(slot); math.Float64bits(float64(s)) != math.Float64bits(float64(ss[i])) {
 				return fmt.Errorf("member %q scores %v in the tree, %v in the index", c.text(nil, ks[i]), ss[i], s)

@@ -159,20 +159,20 @@ func (c *zcore[M, S, V]) remove(text []byte) bool {
 // release accounts for a removed member's arena record.
 func (c *zcore[M, S, V]) release(m M) {
 	if kindOf[M]() == MemberBytes {
-		c.ar.garbage += c.ar.size(*asRef(&m))
+		c.ar.release(*asRef(&m))
 	}
 }
 
 // afterRemove returns memory after removals: it shrinks a sparse index and
-// compacts an arena that is mostly garbage.
+// reclaims the garbage of an arena that is mostly garbage (reclaim.go).
 func (c *zcore[M, S, V]) afterRemove() {
 	if c.n == 0 {
 		c.idx, c.ar = swiss[M, V]{}, arena{}
 		return
 	}
 	c.maybeShrink()
-	if kindOf[M]() == MemberBytes && c.ar.garbage > 4096 && 2*c.ar.garbage > c.ar.used {
-		c.compact()
+	if kindOf[M]() == MemberBytes && c.ar.wasteful() {
+		c.reclaim()
 	}
 }
 

@@ -713,10 +713,10 @@ func (c *zcore[M, S, V]) descend2(s1, s2 S, p *probe[M], pa, pb *path[M, S]) (*l
 	}
 }
 
-// walk calls bf for every branch (if bf is not nil) and lf for every leaf.
+// walk calls bf for every branch and lf for every leaf (each if not nil).
 func (c *zcore[M, S, V]) walk(bf func(*branch[M, S]), lf func(*leaf[M, S])) {
 	if c.height == 0 {
-		if c.rootLeaf != nil {
+		if c.rootLeaf != nil && lf != nil {
 			lf(c.rootLeaf)
 		}
 		return
@@ -726,12 +726,16 @@ func (c *zcore[M, S, V]) walk(bf func(*branch[M, S]), lf func(*leaf[M, S])) {
 		if bf != nil {
 			bf(b)
 		}
-		for i := range b.n {
-			if d == c.height-1 {
-				lf(b.leaves[i])
-			} else {
-				rec(b.kids[i], d+1)
+		if d == c.height-1 {
+			if lf != nil {
+				for _, l := range b.leaves[:b.n] {
+					lf(l)
+				}
 			}
+			return
+		}
+		for _, k := range b.kids[:b.n] {
+			rec(k, d+1)
 		}
 	}
 	rec(c.root, 0)
