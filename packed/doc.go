@@ -204,19 +204,30 @@
 // the record to compare the bytes anyway, and the score sits beside them,
 // so an index slot costs 5 bytes instead of 13. That makes a standard set's
 // memory depend little on where its index is in its growth sawtooth (the
-// index is 7 of 39 bytes per member rather than 17). A removed member's
-// record becomes garbage; when garbage exceeds half the arena, compaction
-// copies the records still referred to (members and fences) into a fresh
-// arena and points the index's slots at the copies (each old record is
-// overwritten with its copy's offset, which the slot reads: no hashing; a
-// rebuild of the index took a quarter longer). The arena is a list of
-// 64 KiB chunks, of
-// which only the last grows (doubling, by copying); a record never crosses
-// a chunk's end, and one longer than a chunk has a buffer of its own. So
-// its slack is at most half a chunk, where one growing buffer (by an
-// eighth at a time, before chunks) left 12% of the arena unused just after
-// each growth; and growing never copies more than a chunk. Offsets limit a
-// set's member storage to 4 GiB (ErrTooLarge).
+// index is 7 of 39 bytes per member rather than 17). The arena is a list
+// of 64 KiB chunks, of which only the last grows (doubling, by copying); a
+// record never crosses a chunk's end, and one longer than a chunk has a
+// buffer of its own. So its slack is at most half a chunk, where one
+// growing buffer (by an eighth at a time, before chunks) left 12% of the
+// arena unused just after each growth; and growing never copies more than
+// a chunk. Offsets limit a set's member storage to 4 GiB (ErrTooLarge).
+//
+// A removed member's record becomes garbage, counted per chunk. When
+// garbage exceeds half the arena (reclaim.go), a set with at most 512 KiB
+// of live records is compacted: its members' records are copied into a
+// fresh arena and the index's slots pointed at the copies (each old record
+// is overwritten with its copy's offset, which the slot reads: no hashing;
+// a rebuild of the index took a quarter longer). A larger set evacuates
+// one chunk per removal instead, the one with the most garbage (at least
+// half of it): each live record in it, recognized by the index slot its
+// bytes hash to referring to it, is copied to the tail, its slot and its
+// leaf entry (found by a descent) pointed at the copy, and the chunk's
+// number is reused. A fence that referred into either is pointed at the
+// least key to its right, a live member's record, so fences never keep
+// copies of their own. Draining a standard set of 4,000,000 members, the
+// slowest removal took 121 to 145 ms when every reclaim compacted the
+// whole arena, and 6.6 to 12.7 ms now (BenchmarkGrowth), and sequential
+// deletion of 200,000 members takes 15% less time.
 //
 // # Widening
 //
