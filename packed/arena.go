@@ -109,8 +109,8 @@ func (a *arena) room(need int) (int, bool) {
 	for len(a.chunks) < last+span {
 		a.chunks = append(a.chunks, chunk{})
 	}
-	if span == 1 && last == int(a.hint) {
-		a.hint++
+	if span == 1 {
+		a.hint = int32(last + 1) // (unused took the lowest free number)
 	}
 	for x := last + 1; x < last+span; x++ {
 		a.chunks[x].held = true
@@ -161,10 +161,11 @@ func (a *arena) drop(k int) {
 		n--
 	}
 	a.chunks = a.chunks[:n]
+	a.hint = min(a.hint, int32(n))
 }
 
-// release counts record r as garbage: no member refers to it (its member
-// is gone, or it is a fence's own copy).
+// release counts record r as garbage: its member is gone (a fence may
+// still refer to it).
 func (a *arena) release(r sref) {
 	n := a.size(r)
 	a.garbage += n

@@ -311,3 +311,26 @@ func TestEvacuationRandom(t *testing.T) {
 		t.Fatalf("garbage %d of %d bytes at the end (%d in the tail)", c.ar.garbage, c.ar.used, tail.dead)
 	}
 }
+
+// A range removal evacuates a chunk per 4,096 members it removed (while
+// the arena stays over half garbage), so that a large one does not leave
+// its garbage to the removals that follow.
+func TestRangeRemovalEvacuates(t *testing.T) {
+	z := New(Standard)
+	_, evacuations := useEvacuation(t)
+	for i := range 12000 {
+		z.Add([]byte(fmt.Sprintf("%06d:%s", i, strings.Repeat("v", 90))), float64(i), 0)
+	}
+	if got := z.RemoveRange(0, 9000); got != 9000 {
+		t.Fatalf("RemoveRange removed %d", got)
+	}
+	if *evacuations != 3 {
+		t.Fatalf("%d evacuations after removing 9,000 members, want 3", *evacuations)
+	}
+	if err := z.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := z.Score([]byte(fmt.Sprintf("%06d:%s", 9000, strings.Repeat("v", 90)))); !ok || s != 9000 || z.Len() != 3000 {
+		t.Fatalf("after the removal: %v %v, %d members", s, ok, z.Len())
+	}
+}

@@ -152,7 +152,7 @@ func (c *zcore[M, S, V]) remove(text []byte) bool {
 	c.release(m)
 	c.removeAt(l, &pa, i)
 	c.eraseSlot(slot)
-	c.afterRemove()
+	c.afterRemove(1)
 	return true
 }
 
@@ -163,16 +163,17 @@ func (c *zcore[M, S, V]) release(m M) {
 	}
 }
 
-// afterRemove returns memory after removals: it shrinks a sparse index and
-// reclaims the garbage of an arena that is mostly garbage (reclaim.go).
-func (c *zcore[M, S, V]) afterRemove() {
+// afterRemove returns memory after the removal of removed members: it
+// shrinks a sparse index and reclaims the garbage of an arena that is
+// mostly garbage (reclaim.go).
+func (c *zcore[M, S, V]) afterRemove(removed int) {
 	if c.n == 0 {
 		c.idx, c.ar = swiss[M, V]{}, arena{}
 		return
 	}
 	c.maybeShrink()
 	if kindOf[M]() == MemberBytes && c.ar.wasteful() {
-		c.reclaim()
+		c.reclaim(removed)
 	}
 }
 
@@ -284,7 +285,7 @@ func (c *zcore[M, S, V]) removeRange(start, end int) int {
 		c.fixLeaf(l, &pa)
 		left -= j - i
 	}
-	c.afterRemove()
+	c.afterRemove(end - start)
 	return end - start
 }
 

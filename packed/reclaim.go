@@ -8,7 +8,8 @@ package packed
 //
 //   - While the live records take at most compactLimit bytes, compact
 //     copies them all into a fresh arena in one pass over the tree: the
-//     cheapest way per byte, and a pause of about a millisecond at most.
+//     cheapest way per byte, and a pause of half a millisecond at most
+//     (0.49 ms for 27,595 members of 10 bytes, 0.13 ms for 4,810 of 100).
 //   - Above that, a pass over everything would pause one command for as
 //     long as the set is large (100 to 365 ms at 4,000,000 members), so
 //     evacuate empties one chunk per removal instead: the chunk with the
@@ -23,9 +24,10 @@ package packed
 //     live member's record instead.
 //
 // Both start when garbage is more than half of the arena's records, after
-// a removal or an insertion, so the arena holds at most about twice the
-// live bytes; greedy choice of the chunk means that a chunk is copied when
-// most of it is garbage.
+// a removal, so the arena holds about twice the live bytes at most (but
+// for the tail's garbage, which is not evacuated); greedy choice of the
+// chunk means that a chunk is copied when most of it is garbage. A range
+// removal evacuates up to one chunk per 4,096 members it removed.
 
 // compactLimit is the most live record bytes that compact copies in one
 // go; larger arenas are evacuated a chunk at a time. (A variable so that
@@ -40,15 +42,23 @@ var reclaimHook func(full bool)
 // (and more than a few kilobytes).
 func (a *arena) wasteful() bool { return a.garbage > 4096 && 2*a.garbage > a.used }
 
-// reclaim gives some of the arena's garbage back: all of it while the
-// arena is small, one chunk's worth otherwise.
-func (c *zcore[M, S, V]) reclaim() {
+// reclaim gives some of the arena's garbage back after the removal of
+// removed members: all of it while the arena is small, one chunk's worth
+// otherwise, or one per 4,096 members removed.
+func (c *zcore[M, S, V]) reclaim(removed int) {
 	if c.ar.used-c.ar.garbage <= compactLimit {
 		c.compact()
 		return
 	}
-	if k := c.ar.victim(); k >= 0 {
+	for range 1 + removed/4096 {
+		k := c.ar.victim()
+		if k < 0 {
+			return
+		}
 		c.evacuate(k)
+		if !c.ar.wasteful() {
+			return
+		}
 	}
 }
 
