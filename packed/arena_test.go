@@ -316,6 +316,9 @@ func TestEvacuationRandom(t *testing.T) {
 // the arena stays over half garbage), so that a large one does not leave
 // its garbage to the removals that follow.
 func TestRangeRemovalEvacuates(t *testing.T) {
+	if invariants {
+		t.Skip("12,000 insertions, each followed by the full Check, take half a minute; the plain build runs this test")
+	}
 	z := New(Standard)
 	_, evacuations := useEvacuation(t)
 	for i := range 12000 {
