@@ -368,16 +368,18 @@
 // docs/benchmarks.md has the workloads of the seeds measured against the
 // structure a Go developer would otherwise write (a map beside a
 // tidwall/btree of (score, member) items), in the same runs. In the latest
-// run (run Q: member prefixes in standard leaves), standard rescores take
-// 2.02 to 2.07 times less CPU than the baseline (1.25 to 1.63 before
-// prefixes) and rank 2.7 to 4.3 times less; INT32/FLOAT32 rescores 2.03 to
-// 2.58 times less (tied increments the least, at 2.0 within the noise of
-// the runs: 1.97 to 2.08 over the session's runs) and rank 3.4 to 6.2; a
-// no-op update of a standard member takes 1.7 times as long as Go's map
-// lookup; standard sets take less than half the baseline's memory,
-// INT32/FLOAT32 sets up to a third less. Against the seed's C++ figures
-// (another machine), the INT32/FLOAT32 workloads are below them except
-// sequential deletion (55 against 49 ns). What remains
+// runs (U and V, on a 2 vCPU Intel Xeon VM), the medians of five rounds
+// give standard rescores 2.11 to 2.26 times less CPU than the baseline and
+// rank 3.6 to 5.1 times less; INT32/FLOAT32 rescores 2.12 to 2.60 times
+// less (tied increments the least) and rank 4.6 to 7.5. Single rounds
+// spread around those medians by up to a quarter, and on the slower AMD VM
+// of runs S and T the lowest medians were 1.98 and 2.00. A no-op update of
+// a standard member takes 1.5 to 1.7 times as long as Go's map lookup;
+// standard sets take less than half the baseline's memory, INT32/FLOAT32
+// sets up to a third less. Against the seed's C++ figures (another
+// machine), the INT32/FLOAT32 workloads were all below them on the VM of
+// run R; on slower VMs new insertion, delete/reinsert and sequential
+// deletion are above them, and so are the baseline's times. What remains
 // is the searches, the leaf shifts, the index probe's cache miss and the
 // generic core's calls (docs/benchmarks.md lists what else was tried).
 // Figures within a few percent of each other do not order two builds:
