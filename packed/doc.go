@@ -372,7 +372,7 @@
 // give standard rescores 2.11 to 2.26 times less CPU than the baseline and
 // rank 3.6 to 5.1 times less; INT32/FLOAT32 rescores 2.12 to 2.60 times
 // less (tied increments the least) and rank 4.6 to 7.5. Single rounds
-// spread around those medians by up to a quarter, and on the slower AMD VM
+// spread around those medians by up to a third, and on the slower AMD VM
 // of runs S and T the lowest medians were 1.98 and 2.00. A no-op update of
 // a standard member takes 1.5 to 1.7 times as long as Go's map lookup;
 // standard sets take less than half the baseline's memory, INT32/FLOAT32
