@@ -11,10 +11,9 @@ import (
 )
 
 // Removing most members of a standard set leaves garbage in its arena;
-// compaction must reclaim it and keep every reference (members, fences,
-// index slots) valid.
-// With evacuation, every reclaim empties one chunk instead, and the
-// records longer than a chunk are evacuated too.
+// reclaiming it must keep every reference (members, fences, index slots)
+// valid. Both ways: compacting the whole arena, and evacuating one chunk
+// per removal (records longer than a chunk included).
 func TestArenaCompaction(t *testing.T) {
 	t.Run("compact", func(t *testing.T) { testArenaReclaim(t, false) })
 	t.Run("evacuate", func(t *testing.T) { testArenaReclaim(t, true) })
@@ -215,9 +214,9 @@ func useEvacuation(t *testing.T) (compactions, evacuations *int) {
 // standard members of 1 to 400 bytes (and a few longer than a chunk), in a
 // deep tree of small leaves, with every reclaim evacuating one chunk: the
 // set must pass Check (which verifies the arena's chunks, garbage counts
-// and free list, and that every reference is to a record) and agree with a
-// plain map throughout; chunk numbers must be reused, not grow with the
-// churn; and garbage must stay near half of the arena.
+// and free chunk numbers, and that every reference is to a record) and
+// agree with a plain map throughout; chunk numbers must be reused, not
+// grow with the churn; and garbage must stay near half of the arena.
 func TestEvacuationRandom(t *testing.T) {
 	seed := testSeed(t)
 	r := rand.New(rand.NewPCG(seed, 7))
