@@ -172,22 +172,3 @@ func (c *zcore[M, S, V]) load(n int, entries iter.Seq2[[]byte, float64]) error {
 	}
 	return b.finish()
 }
-
-// clone returns a deep copy built from c's entries.
-func (c *zcore[M, S, V]) clone() core {
-	d := &zcore[M, S, V]{leafCap: c.leafCap, branchCap: c.branchCap}
-	b := d.newBuilder(c.n)
-	c.walk(nil, func(l *leaf[M, S]) {
-		for i := range l.n() {
-			var p probe[M]
-			c.stored(l.key(i), &p)
-			if err := b.add(&p, l.score(i)); err != nil {
-				panic("packed: clone of an inconsistent set")
-			}
-		}
-	})
-	if err := b.finish(); err != nil {
-		panic("packed: clone of an inconsistent set")
-	}
-	return d
-}

@@ -403,6 +403,10 @@
 // order, duplicated or NaN with ErrCorrupt (never a panic: FuzzDecode), and
 // rebuilds the set with the bulk loader (build.go), which fills leaves to
 // 7/8 and builds the branches bottom up, with no tree descent per entry.
+// Clone (clone.go), which a snapshot takes of every set while the log's
+// applies wait, copies the structure whole instead of rebuilding it: 10
+// to 16 ms for 1,000,000 members, where a rebuild took 103 (INT32/FLOAT32)
+// and 281 (standard).
 //
 // # Checking
 //
