@@ -101,7 +101,7 @@ func (a *arena) room(need int) (int, bool) {
 		return last, true
 	}
 	first := a.chunks == nil
-	span := max(1, (need+chunkSize-1)>>chunkShift)
+	span := chunksFor(need)
 	last = a.unused(span)
 	if uint64(last+span) > 1<<(32-chunkShift) {
 		return 0, false
@@ -132,6 +132,10 @@ func (a *arena) room(need int) (int, bool) {
 	return last, true
 }
 
+// chunksFor returns how many chunk numbers a buffer of n bytes takes up:
+// one, or as many as a record longer than a chunk spans.
+func chunksFor(n int) int { return max(1, (n+chunkSize-1)>>chunkShift) }
+
 // unused returns the first of the lowest span free chunk numbers in a
 // row, counting those past the end of the chunk list as free.
 func (a *arena) unused(span int) int {
@@ -152,7 +156,7 @@ func (a *arena) drop(k int) {
 	ch := &a.chunks[k]
 	a.used -= len(ch.b)
 	a.garbage -= int(ch.dead)
-	for x := k + max(1, (len(ch.b)+chunkSize-1)>>chunkShift) - 1; x >= k; x-- {
+	for x := k + chunksFor(len(ch.b)) - 1; x >= k; x-- {
 		a.chunks[x] = chunk{}
 	}
 	a.hint = min(a.hint, int32(k))

@@ -53,7 +53,7 @@ func (c *zcore[M, S, V]) checkArena(leaves []*leaf[M, S]) error {
 			starts[uint32(k<<chunkShift|off)] = a.size(r)
 			off += a.size(r)
 		}
-		for x := k + 1; x < k+(len(ch.b)+chunkSize-1)>>chunkShift; x++ {
+		for x := k + 1; x < k+chunksFor(len(ch.b)); x++ {
 			if x >= len(a.chunks) || a.chunks[x].b != nil {
 				return fmt.Errorf("chunk %d's record spans chunk number %d, which is not kept for it", k, x)
 			}

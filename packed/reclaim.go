@@ -114,32 +114,30 @@ func (c *zcore[M, S, V]) evacuate(k int) {
 			}
 		}
 	}
-	if c.height > 0 {
-		c.refence(c.root, 0, k)
-	}
+	c.refence(k)
 	c.ar.drop(k)
 }
 
-// refence points the fences under branch b, at depth d, that refer to a
-// record in chunk k (every fence, when k is -1) at the least key of the
-// subtree to their right, a live member's: a fence need only order after
-// every key to its left and not after any to its right, and that key
-// does. So fences never keep a record alive of their own.
-func (c *zcore[M, S, V]) refence(b *branch[M, S], d, k int) {
-	for i := range b.n {
-		if i > 0 && (k < 0 || asRef(&b.sepM[i]).chunk() == k) {
+// refence points the fences that refer to a record in chunk k (every
+// fence, when k is -1) at the least key of the subtree to their right, a
+// live member's: a fence need only order after every key to its left and
+// not after any to its right, and that key does. So fences never keep a
+// record alive of their own.
+func (c *zcore[M, S, V]) refence(k int) {
+	c.walk(func(b *branch[M, S]) {
+		for i := 1; i < b.n; i++ {
+			if k >= 0 && asRef(&b.sepM[i]).chunk() != k {
+				continue
+			}
 			kb, ki := b, i
-			for e := d; e < c.height-1; e++ {
+			for kb.kids[ki] != nil { // down the first children to a leaf
 				kb, ki = kb.kids[ki], 0
 			}
 			l := kb.leaves[ki]
 			x := int(l.lo)
 			b.sepS[i], b.sepM[i], b.sepP[i] = l.scores[x], l.keys[x], l.pfx[x]
 		}
-		if d < c.height-1 {
-			c.refence(b.kids[i], d+1, k)
-		}
-	}
+	}, nil)
 }
 
 // compact copies the records of the set's members into a fresh arena,
@@ -179,7 +177,5 @@ func (c *zcore[M, S, V]) compact() {
 			}
 		}
 	}
-	if c.height > 0 {
-		c.refence(c.root, 0, -1)
-	}
+	c.refence(-1)
 }
