@@ -71,8 +71,8 @@ func (s *Server) views(st node.Status) []view {
 			alive: ns.Self || ns.Gossip == "alive", inConfig: ns.Suffrage != "none", applied: ns.Applied,
 		}
 		addr := ns.Addr
-		if addr == "" && ns.Self && len(s.listeners) > 0 {
-			addr = s.listeners[0].Addr().String()
+		if a := s.Addr(); addr == "" && ns.Self && a != nil {
+			addr = a.String()
 		}
 		v.host, v.port = splitAddr(addr)
 		_, v.cport = splitAddr(ns.RaftAddr)
