@@ -30,11 +30,8 @@ type tlsOptions struct {
 	authClients               string
 	only                      bool
 	handshakeTimeout          time.Duration
+	watchInterval             time.Duration
 }
-
-// tlsWatchInterval is how often the certificate files are checked for
-// changes.
-const tlsWatchInterval = time.Second
 
 func (t *tlsOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&t.port, "tls-port", 0, "serve TLS clients on this port, on --addr's host (0: no TLS port)")
@@ -44,6 +41,7 @@ func (t *tlsOptions) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.authClients, "tls-auth-clients", "yes", "client certificates: yes (required), optional (verified when given) or no (not asked for)")
 	fs.BoolVar(&t.only, "tls-only", false, "serve clients on --tls-port only: no plaintext TCP port (a --unixsocket still serves)")
 	fs.DurationVar(&t.handshakeTimeout, "tls-handshake-timeout", 10*time.Second, "drop a TLS client that has not completed its handshake within this time")
+	fs.DurationVar(&t.watchInterval, "tls-watch-interval", time.Second, "how often to check the TLS files for changes, and reload them when they changed (0: on SIGHUP only)")
 }
 
 // clientAuth maps --tls-auth-clients to crypto/tls's policy.
@@ -69,8 +67,9 @@ type clientTLS struct {
 }
 
 // loadClientTLS checks the TLS flags and reads the certificate files
-// (nil when no TLS port is asked for). Then, until stop, SIGHUP and a
-// change to any of the files reload them; each reload is logged.
+// (nil when no TLS port is asked for). Then, until Close, SIGHUP and a
+// change to any of the files (--tls-watch-interval) reload them; each
+// reload is logged.
 func loadClientTLS(o *options, logger hclog.Logger) (*clientTLS, error) {
 	t := &o.tls
 	auth, err := t.clientAuth()
@@ -112,9 +111,11 @@ func loadClientTLS(o *options, logger hclog.Logger) (*clientTLS, error) {
 	})
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
-	go rl.Watch(ctx, tlsWatchInterval, func(err error) {
-		logger.Error("TLS certificate files changed but cannot be loaded; the certificates in use stay", "error", err)
-	})
+	if t.watchInterval > 0 {
+		go rl.Watch(ctx, t.watchInterval, func(err error) {
+			logger.Error("TLS certificate files changed but cannot be loaded; the certificates in use stay", "error", err)
+		})
+	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
