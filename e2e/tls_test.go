@@ -233,6 +233,32 @@ func TestTLSGoRedis(t *testing.T) {
 			}
 		}
 	}
+	// CLUSTER SLOTS gives TLS clients the TLS port, others the TCP port
+	// (as Redis 7.2), so a cluster client over TLS stays on TLS.
+	for name, want := range map[string]string{"tls": n.TLSAddr, "tcp": n.Addr} {
+		Eventually(t, 20*time.Second, func() error {
+			slots, err := clients[name].ClusterSlots(ctx).Result()
+			if err != nil {
+				return err
+			}
+			if len(slots) != 1 || len(slots[0].Nodes) == 0 || slots[0].Nodes[0].Addr != want {
+				return fmt.Errorf("%s: CLUSTER SLOTS = %+v, want the master at %s", name, slots, want)
+			}
+			return nil
+		})
+	}
+	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{n.TLSAddr}, TLSConfig: p.clientConfig(t, false), Password: "s3cret"})
+	defer cc.Close()
+	pipe := cc.Pipeline()
+	for i := range 50 {
+		pipe.ZAdd(ctx, fmt.Sprint("cluster:", i), redis.Z{Score: 1, Member: "m"})
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		t.Fatalf("ClusterClient pipeline over TLS: %v", err)
+	}
+	if got, err := clients["tcp"].Exists(ctx, "cluster:0", "cluster:49").Result(); err != nil || got != 2 {
+		t.Fatalf("the cluster client's writes: EXISTS = %d, %v", got, err)
+	}
 	// Without the password the TLS port answers as the TCP one does.
 	bare := n.TLSClient(p.clientConfig(t, false))
 	if err := bare.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "NOAUTH") {

@@ -83,3 +83,22 @@ func (c tlsConn) Close() error {
 	t.Stop()
 	return err
 }
+
+// isTLS reports whether the client came through the TLS port.
+func (c *client) isTLS() bool {
+	_, ok := c.nc.(tlsConn)
+	return ok
+}
+
+// selfAddr is the address this node gives clients for itself: its TLS
+// port for a TLS client, else the TCP port; whichever exists.
+func (s *Server) selfAddr(tlsClient bool) string {
+	tcp, tls := s.Addr(), s.TLSAddr()
+	if tls != nil && (tlsClient || tcp == nil) {
+		return tls.String()
+	}
+	if tcp != nil {
+		return tcp.String()
+	}
+	return ""
+}
