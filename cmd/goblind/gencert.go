@@ -108,7 +108,7 @@ func gencertTo(args []string, stdout, stderr io.Writer) int {
 	for _, ip := range l.Cert.IPAddresses {
 		names = append(names, ip.String())
 	}
-	valid := "no host names (for peers that check the chain only)"
+	valid := "no host names"
 	if len(names) > 0 {
 		valid = strings.Join(names, ", ")
 	}
