@@ -88,6 +88,8 @@ func loadClientTLS(o *options, logger hclog.Logger) (*clientTLS, error) {
 	switch {
 	case t.port < 0 || t.port > 65535:
 		return nil, fmt.Errorf("--tls-port %d is not a port", t.port)
+	case t.handshakeTimeout <= 0:
+		return nil, errors.New("--tls-handshake-timeout must be positive")
 	case t.certFile == "" || t.keyFile == "":
 		return nil, errors.New("--tls-port needs --tls-cert-file and --tls-key-file")
 	case t.caFile == "" && auth != tls.NoClientCert:
