@@ -59,8 +59,10 @@ func splitAddr(addr string) (string, int) {
 }
 
 // views lists the nodes of the Raft configuration (and this node), leader
-// first, then by ID.
-func (s *Server) views(st node.Status) []view {
+// first, then by ID. This node's own address, when gossip has none, is
+// the port of tlsClient's kind, as Redis 7.2 answers TLS clients with TLS
+// ports.
+func (s *Server) views(st node.Status, tlsClient bool) []view {
 	var out []view
 	for _, ns := range st.Nodes {
 		if ns.Suffrage == "none" && !ns.Self {
@@ -71,8 +73,8 @@ func (s *Server) views(st node.Status) []view {
 			alive: ns.Self || ns.Gossip == "alive", inConfig: ns.Suffrage != "none", applied: ns.Applied,
 		}
 		addr := ns.Addr
-		if addr == "" && ns.Self && len(s.listeners) > 0 {
-			addr = s.listeners[0].Addr().String()
+		if addr == "" && ns.Self {
+			addr = s.selfAddr(tlsClient)
 		}
 		v.host, v.port = splitAddr(addr)
 		_, v.cport = splitAddr(ns.RaftAddr)
@@ -89,7 +91,7 @@ func (s *Server) views(st node.Status) []view {
 // replicas, a follower a replica of the leader. Offsets are log indexes.
 func cmdRole(c *client, argv [][]byte) {
 	st := c.s.backend.Status()
-	vs := c.s.views(st)
+	vs := c.s.views(st, c.isTLS())
 	c.reply(func(w *command.Writer) {
 		if st.Role == "master" {
 			w.Array(3)
@@ -171,7 +173,7 @@ func clusterHelp(c *client) {
 }
 
 func clusterInfo(c *client, st node.Status) {
-	vs := c.s.views(st)
+	vs := c.s.views(st, c.isTLS())
 	state := "ok"
 	if st.LeaderID == "" {
 		state = "fail"
@@ -198,7 +200,7 @@ func clusterInfo(c *client, st node.Status) {
 
 // clusterNodes writes CLUSTER NODES: one line per node in Redis's format.
 func clusterNodes(c *client, st node.Status) {
-	vs := c.s.views(st)
+	vs := c.s.views(st, c.isTLS())
 	master := "-"
 	for _, v := range vs {
 		if v.master {
@@ -238,7 +240,7 @@ func clusterNodes(c *client, st node.Status) {
 // clusterSlots writes CLUSTER SLOTS: one range, the leader first, then
 // the live followers. With no leader known there is no range.
 func clusterSlots(c *client, st node.Status) {
-	vs := servable(c.s.views(st))
+	vs := servable(c.s.views(st, c.isTLS()))
 	c.reply(func(w *command.Writer) {
 		if len(vs) == 0 || !vs[0].master {
 			w.Array(0)
@@ -272,7 +274,7 @@ func servable(vs []view) []view {
 
 // clusterShards writes CLUSTER SHARDS: the one shard and its nodes.
 func clusterShards(c *client, st node.Status) {
-	vs := c.s.views(st)
+	vs := c.s.views(st, c.isTLS())
 	c.reply(func(w *command.Writer) {
 		w.Array(1)
 		w.Map(2)

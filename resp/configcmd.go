@@ -139,15 +139,14 @@ func (s *Server) params() map[string]param {
 		{name: "cluster-enabled", get: fixed("no")},
 		{name: "notify-keyspace-events", get: fixed("")},
 		{name: "replicaof", get: fixed("")},
-		{name: "port", get: func(s *Server) string {
-			if len(s.listeners) > 0 {
-				return portOf(s.listeners[0].Addr().String())
-			}
-			return "0"
-		}},
+		{name: "port", get: func(s *Server) string { return addrPort(s.Addr()) }},
+		{name: "tls-port", get: func(s *Server) string { return addrPort(s.TLSAddr()) }},
 		{name: "bind", get: func(s *Server) string {
-			if len(s.listeners) > 0 {
-				return s.listeners[0].Addr().String()
+			if a := s.Addr(); a != nil {
+				return a.String()
+			}
+			if a := s.TLSAddr(); a != nil {
+				return a.String()
 			}
 			return ""
 		}},

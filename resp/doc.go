@@ -1,10 +1,11 @@
 // Package resp is Goblin's network edge: it accepts RESP connections
-// (tidwall/redcon) on TCP and Unix sockets, keeps each connection's state
-// (database, protocol, name, transaction, watched keys, READONLY), answers
-// the connection and server commands (HELLO, AUTH, CLIENT, SELECT, MULTI,
-// INFO, COMMAND, CONFIG, ...), and hands data commands to the backend:
-// writes as log entries, reads after a consistency check. Node errors are
-// translated into Redis's wording here and nowhere else.
+// (tidwall/redcon) on TCP, TLS (tls.go) and Unix sockets, keeps each
+// connection's state (database, protocol, name, transaction, watched keys,
+// READONLY), answers the connection and server commands (HELLO, AUTH,
+// CLIENT, SELECT, MULTI, INFO, COMMAND, CONFIG, ...), and hands data
+// commands to the backend: writes as log entries, reads after a
+// consistency check. Node errors are translated into Redis's wording here
+// and nowhere else.
 //
 // Pipelining: redcon hands over every command already read from a
 // connection at once. Writes in such a batch are proposed to Raft without

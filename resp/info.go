@@ -74,9 +74,7 @@ func infoServer(s *Server, b *strings.Builder) {
 	kv(b, "go_version", runtime.Version())
 	kv(b, "process_id", os.Getpid())
 	kv(b, "run_id", s.cfg.RunID)
-	if len(s.listeners) > 0 {
-		kv(b, "tcp_port", portOf(s.listeners[0].Addr().String()))
-	}
+	kv(b, "tcp_port", addrPort(s.Addr()))
 	kv(b, "uptime_in_seconds", int(up.Seconds()))
 	kv(b, "uptime_in_days", int(up.Hours()/24))
 	kv(b, "executable", os.Args[0])

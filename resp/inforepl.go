@@ -14,7 +14,7 @@ import (
 // entries it has yet to apply, as of its last progress report.
 func infoReplication(s *Server, b *strings.Builder) {
 	st := s.backend.Status()
-	vs := s.views(st)
+	vs := s.views(st, false)
 	kv(b, "role", st.Role)
 	if st.Role == "master" {
 		var reps []view

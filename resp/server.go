@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"os"
@@ -14,8 +15,15 @@ import (
 
 // Config configures the RESP edge.
 type Config struct {
-	Addr       string // TCP listen address
+	Addr       string // TCP listen address; "" for none (TLS only)
 	UnixSocket string // optional Unix socket path
+	// TLSAddr, when set, is a TLS listen address, served like Addr with
+	// TLS as configures it.
+	TLSAddr string
+	TLS     *tls.Config
+	// TLSHandshakeTimeout bounds a TLS handshake (10 s when 0): a peer
+	// that has not completed it by then is dropped.
+	TLSHandshakeTimeout time.Duration
 	// RequirePass, when set, makes clients AUTH before other commands.
 	RequirePass string
 	// Double70 writes doubles as Redis 7.0 did ("%.17g") instead of 7.2's
@@ -38,6 +46,8 @@ type Server struct {
 
 	mu        sync.Mutex
 	listeners []net.Listener
+	tcpLn     net.Listener // in listeners, or nil
+	tlsLn     net.Listener // in listeners, or nil
 	gates     []*gateListener
 	active    atomic.Int64 // batches being executed
 	servers   []*redcon.Server
@@ -86,18 +96,39 @@ func NewServer(cfg Config, backend Backend) *Server {
 }
 
 // Listen opens the configured listeners; Serve then serves them. Split so
-// callers learn the bound addresses (port 0) before serving.
-func (s *Server) Listen() error {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
-	if err != nil {
-		return err
+// callers learn the bound addresses (port 0) before serving. When one
+// fails, those opened before are closed.
+func (s *Server) Listen() (err error) {
+	switch {
+	case s.cfg.Addr == "" && s.cfg.TLSAddr == "" && s.cfg.UnixSocket == "":
+		return errors.New("no address to listen on")
+	case s.cfg.TLSAddr != "" && s.cfg.TLS == nil:
+		return errors.New("a TLS address needs a TLS configuration")
 	}
-	s.listeners = append(s.listeners, ln)
+	defer func() {
+		if err != nil {
+			for _, ln := range s.listeners {
+				ln.Close()
+			}
+			s.listeners, s.tcpLn, s.tlsLn = nil, nil, nil
+		}
+	}()
+	if s.cfg.Addr != "" {
+		if s.tcpLn, err = net.Listen("tcp", s.cfg.Addr); err != nil {
+			return err
+		}
+		s.listeners = append(s.listeners, s.tcpLn)
+	}
+	if s.cfg.TLSAddr != "" {
+		if s.tlsLn, err = net.Listen("tcp", s.cfg.TLSAddr); err != nil {
+			return err
+		}
+		s.listeners = append(s.listeners, s.tlsLn)
+	}
 	if s.cfg.UnixSocket != "" {
 		os.Remove(s.cfg.UnixSocket)
 		uln, err := net.Listen("unix", s.cfg.UnixSocket)
 		if err != nil {
-			ln.Close()
 			return err
 		}
 		s.listeners = append(s.listeners, uln)
@@ -105,18 +136,46 @@ func (s *Server) Listen() error {
 	return nil
 }
 
-// Addr returns the TCP listen address (after Listen).
-func (s *Server) Addr() net.Addr { return s.listeners[0].Addr() }
+// Addr returns the TCP listen address (after Listen), nil without one.
+func (s *Server) Addr() net.Addr {
+	if s.tcpLn == nil {
+		return nil
+	}
+	return s.tcpLn.Addr()
+}
+
+// TLSAddr returns the TLS listen address (after Listen), nil without one.
+func (s *Server) TLSAddr() net.Addr {
+	if s.tlsLn == nil {
+		return nil
+	}
+	return s.tlsLn.Addr()
+}
+
+// addrPort returns a listener's port, "0" for none.
+func addrPort(a net.Addr) string {
+	if a == nil {
+		return "0"
+	}
+	return portOf(a.String())
+}
 
 // Serve serves every listener until Close.
 func (s *Server) Serve() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
 	for _, ln := range s.listeners {
 		srv := redcon.NewServerNetwork(ln.Addr().Network(), ln.Addr().String(), s.handle, s.accept, s.closedConn)
-		gate := newGateListener(ln)
-		s.mu.Lock()
+		var hs *tlsHandshaker
+		if ln == s.tlsLn {
+			hs = newTLSHandshaker(s.cfg.TLS, s.cfg.TLSHandshakeTimeout)
+		}
+		gate := newGateListener(ln, hs)
 		s.servers = append(s.servers, srv)
 		s.gates = append(s.gates, gate)
-		s.mu.Unlock()
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -138,7 +197,7 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	close(s.closing)
-	servers := s.servers
+	servers, gates := s.servers, s.gates
 	s.mu.Unlock()
 	for _, ln := range s.listeners {
 		ln.Close()
@@ -149,6 +208,10 @@ func (s *Server) Close() error {
 	}
 	for _, srv := range servers {
 		srv.Close()
+	}
+	// redcon closes its listener (the gate) only if it got to serve it.
+	for _, g := range gates {
+		g.Close()
 	}
 	s.wg.Wait()
 	if s.cfg.UnixSocket != "" {
@@ -262,36 +325,54 @@ func (s *Server) commandCounter(name string) *atomic.Int64 {
 // gateListener hands redcon the connections of a real listener. Closing
 // the real listener stops new connections at once, while redcon, which
 // closes every connection when its Accept fails, is held off until the
-// gate itself is closed: after the commands in flight have answered.
+// gate itself is closed: after the commands in flight have answered. A
+// TLS listener's gate hands over connections whose handshake is done
+// (tls.go).
 type gateListener struct {
 	net.Listener
 	conns  chan net.Conn
 	closed chan struct{}
 	once   sync.Once
+	tls    *tlsHandshaker // nil: plain connections
+	loop   chan struct{}  // closed when acceptLoop returns
 }
 
-func newGateListener(ln net.Listener) *gateListener {
-	g := &gateListener{Listener: ln, conns: make(chan net.Conn), closed: make(chan struct{})}
+func newGateListener(ln net.Listener, hs *tlsHandshaker) *gateListener {
+	g := &gateListener{Listener: ln, conns: make(chan net.Conn), closed: make(chan struct{}),
+		tls: hs, loop: make(chan struct{})}
 	go g.acceptLoop()
 	return g
 }
 
 func (g *gateListener) acceptLoop() {
+	defer close(g.loop)
 	for {
 		c, err := g.Listener.Accept()
 		if errors.Is(err, net.ErrClosed) {
 			return
 		}
 		if err != nil { // e.g. out of file descriptors: back off, retry
-			time.Sleep(10 * time.Millisecond)
+			select {
+			case <-time.After(10 * time.Millisecond):
+			case <-g.closed:
+				return
+			}
 			continue
 		}
-		select {
-		case g.conns <- c:
-		case <-g.closed:
-			c.Close()
-			return
+		if g.tls != nil {
+			g.tls.start(c, g.deliver)
+			continue
 		}
+		g.deliver(c)
+	}
+}
+
+// deliver hands c to Accept, or closes it if the gate closes first.
+func (g *gateListener) deliver(c net.Conn) {
+	select {
+	case g.conns <- c:
+	case <-g.closed:
+		c.Close()
 	}
 }
 
@@ -304,7 +385,14 @@ func (g *gateListener) Accept() (net.Conn, error) {
 	}
 }
 
+// Close closes the gate and its listener, and waits for the connections
+// being accepted or handshaking to be dropped.
 func (g *gateListener) Close() error {
 	g.once.Do(func() { close(g.closed) })
-	return g.Listener.Close()
+	err := g.Listener.Close()
+	<-g.loop
+	if g.tls != nil {
+		g.tls.stop()
+	}
+	return err
 }

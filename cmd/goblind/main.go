@@ -7,6 +7,7 @@
 //
 //	goblind [flags]        run a node
 //	goblind ping [--addr]  exit 0 if a node answers PING (for healthchecks)
+//	goblind gencert ...    make a CA and certificates for TLS (gencert.go)
 package main
 
 import (
@@ -33,6 +34,9 @@ const version = "7.2.0"
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "ping" {
 		os.Exit(ping(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "gencert" {
+		os.Exit(gencert(os.Args[2:]))
 	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "goblind:", err)
@@ -76,6 +80,7 @@ type options struct {
 	snapshotInterval                                    time.Duration
 	procs, gcPercent                                    int
 	cluster                                             clusterOptions
+	tls                                                 tlsOptions
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -100,6 +105,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.procs, "procs", 0, "threads running Go code at once (GOMAXPROCS); 0: half the CPUs, at least 1")
 	fs.IntVar(&o.gcPercent, "gogc", 0, "heap growth between garbage collections, in percent (GOGC); 0: the default")
 	o.cluster.register(fs)
+	o.tls.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -176,6 +182,11 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	ctls, err := loadClientTLS(o, logger)
+	if err != nil {
+		return err
+	}
+	defer ctls.Close()
 
 	// Forwarding connections authenticate with this node's requirepass as
 	// it is when they open (CONFIG SET may change it).
@@ -212,14 +223,14 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	srv = resp.NewServer(resp.Config{
+	srv = resp.NewServer(ctls.config(resp.Config{
 		Addr:        o.addr,
 		UnixSocket:  o.unixSocket,
 		RequirePass: o.requirePass,
 		Double70:    o.doubleFormat == "7.0",
 		Version:     version,
 		RunID:       fmt.Sprintf("%040x", time.Now().UnixNano()),
-	}, n)
+	}), n)
 	if err := srv.Listen(); err != nil {
 		n.Close()
 		return err
@@ -234,7 +245,7 @@ func run(args []string) error {
 			return err
 		}
 	}
-	logger.Info("ready to accept connections", "addr", srv.Addr().String(), "raft", o.raftAddr, "data", o.data, "fsync", fsync.String(), "runtime", tuned)
+	logger.Info("ready to accept connections", "addr", srv.Addr(), "tls", srv.TLSAddr(), "raft", o.raftAddr, "data", o.data, "fsync", fsync.String(), "runtime", tuned)
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -259,12 +270,18 @@ func ping(args []string) int {
 	addr := fs.String("addr", envOr("GOBLIN_ADDR", "127.0.0.1:6379"), "node to ping")
 	pass := fs.String("requirepass", os.Getenv("GOBLIN_REQUIREPASS"), "password")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after")
+	pt := registerPingTLS(fs)
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	tlsConfig, err := pt.config(fs, addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "goblind ping:", err)
 		return 2
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	if err := pingNode(ctx, *addr, *pass); err != nil {
+	if err := pingNode(ctx, *addr, *pass, tlsConfig); err != nil {
 		fmt.Fprintln(os.Stderr, "goblind ping:", err)
 		return 1
 	}

@@ -1,0 +1,104 @@
+package resp
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"sync"
+	"time"
+)
+
+// Client TLS.
+//
+// A TLS port is served like the TCP port: its connections pass through
+// the same framedConn, redcon and client code, so framing, pipelining,
+// AUTH and the limits on unauthenticated clients are the same. What
+// differs is the gate that hands connections over (gateListener): for
+// TLS it runs each connection's handshake in a goroutine of its own,
+// bounded by the handshake timeout, so a peer that connects and sends
+// nothing, or sends plaintext, delays no one and is dropped. Only a
+// connection whose handshake succeeded reaches redcon: CLIENT LIST and
+// the client count never show half-open peers.
+//
+// The certificates are the tls.Config's business: a config that picks
+// them per handshake (tlsconf.Reloader.ServerConfig) makes a reload
+// apply to new connections while established ones keep going.
+
+// defaultTLSHandshakeTimeout bounds a handshake when Config leaves it 0.
+const defaultTLSHandshakeTimeout = 10 * time.Second
+
+// closeNotifyWait is how long closing a TLS connection waits to send its
+// close_notify alert to a peer that does not read, before it closes the
+// socket anyway: closing never waits on a peer.
+const closeNotifyWait = time.Second
+
+// tlsHandshaker runs the handshakes of one TLS listener.
+type tlsHandshaker struct {
+	cfg     *tls.Config
+	timeout time.Duration
+	ctx     context.Context // canceled when the gate closes
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup // handshakes running
+}
+
+func newTLSHandshaker(cfg *tls.Config, timeout time.Duration) *tlsHandshaker {
+	if timeout <= 0 {
+		timeout = defaultTLSHandshakeTimeout
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &tlsHandshaker{cfg: cfg, timeout: timeout, ctx: ctx, cancel: cancel}
+}
+
+// start runs c's handshake in the background and passes the connection to
+// deliver once it succeeds; a failed one closes c.
+func (h *tlsHandshaker) start(c net.Conn, deliver func(net.Conn)) {
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		tc := tls.Server(c, h.cfg)
+		ctx, cancel := context.WithTimeout(h.ctx, h.timeout)
+		err := tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			c.Close()
+			return
+		}
+		deliver(tlsConn{tc})
+	}()
+}
+
+// stop aborts the handshakes running and waits for them.
+func (h *tlsHandshaker) stop() {
+	h.cancel()
+	h.wg.Wait()
+}
+
+// tlsConn is a server-side TLS connection whose Close does not wait on a
+// peer that does not read (closeNotifyWait).
+type tlsConn struct{ *tls.Conn }
+
+func (c tlsConn) Close() error {
+	t := time.AfterFunc(closeNotifyWait, func() { c.NetConn().Close() })
+	err := c.Conn.Close()
+	t.Stop()
+	return err
+}
+
+// isTLS reports whether the client came through the TLS port.
+func (c *client) isTLS() bool {
+	_, ok := c.nc.(tlsConn)
+	return ok
+}
+
+// selfAddr is the address this node gives clients for itself: its TLS
+// port for a TLS client, else the TCP port; whichever exists.
+func (s *Server) selfAddr(tlsClient bool) string {
+	tcp, tls := s.Addr(), s.TLSAddr()
+	if tls != nil && (tlsClient || tcp == nil) {
+		return tls.String()
+	}
+	if tcp != nil {
+		return tcp.String()
+	}
+	return ""
+}
