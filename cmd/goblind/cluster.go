@@ -31,7 +31,7 @@ type clusterOptions struct {
 }
 
 func (c *clusterOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.advertise, "advertise", "", "HOST[:PORT] other nodes reach this node's RESP port at; its host also advertises the Raft and gossip ports (default: --addr)")
+	fs.StringVar(&c.advertise, "advertise", "", "HOST[:PORT] other nodes reach this node at: its host advertises the Raft and gossip ports, and HOST:PORT is the RESP address gossiped (default: --addr)")
 	fs.StringVar(&c.announce, "announce", "", "HOST:PORT clients are told in CLUSTER SLOTS/NODES and ROLE (default: --advertise)")
 	fs.StringVar(&c.gossipAddr, "gossip-addr", "", "gossip (memberlist) listen address (default: the RESP host, port+20000)")
 	fs.StringVar(&c.join, "join", "", "gossip seeds to join, host:port,... (a node may list itself); enables cluster mode")
@@ -98,7 +98,7 @@ func (c *clusterOptions) resolve(o *options) error {
 }
 
 // newCluster returns the cluster layer for cluster mode, or nil.
-func newCluster(o *options, logger hclog.Logger, password func() string) (*cluster.Cluster, error) {
+func newCluster(o *options, creds *planeCreds, logger hclog.Logger) (*cluster.Cluster, error) {
 	c := &o.cluster
 	if !c.enabled {
 		return nil, nil
@@ -107,16 +107,32 @@ func newCluster(o *options, logger hclog.Logger, password func() string) (*clust
 		ID:              o.id,
 		GossipAddr:      c.gossipAddr,
 		GossipAdvertise: c.gossipAdv,
+		RaftBind:        o.raftAddr,
 		RaftAddr:        o.raftAdvertise,
+		Credentials:     creds.credentials(),
+		GossipKeys:      creds.gossipKeys,
 		Addr:            c.respAdv,
 		Announce:        c.clientAddr,
 		Join:            c.seeds,
 		BootstrapExpect: c.bootstrapExpect,
 		MaxVoters:       c.maxVoters,
 		ReapDeadAfter:   c.reapDeadAfter,
-		Password:        password,
 		Logger:          logger,
 	})
+}
+
+// planeAddrs are the node-to-node addresses protected mode checks, by the
+// flag that sets them.
+func (c *clusterOptions) planeAddrs(o *options) map[string]string {
+	if !c.enabled {
+		return nil // a single node listens for no peer
+	}
+	return map[string]string{
+		"--raft-addr":      o.raftAddr,
+		"--raft-advertise": o.raftAdvertise,
+		"--gossip-addr":    c.gossipAddr,
+		"--advertise":      c.gossipAdv,
+	}
 }
 
 // leaveTimeout bounds a graceful leave at shutdown.

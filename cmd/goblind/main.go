@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/node"
@@ -80,6 +81,7 @@ type options struct {
 	snapshotInterval                                    time.Duration
 	procs, gcPercent                                    int
 	cluster                                             clusterOptions
+	plane                                               planeOptions
 	tls                                                 tlsOptions
 }
 
@@ -106,9 +108,11 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.gcPercent, "gogc", 0, "heap growth between garbage collections, in percent (GOGC); 0: the default")
 	o.cluster.register(fs)
 	o.tls.register(fs)
+	o.plane.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	o.plane.readEnv()
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error
@@ -188,21 +192,27 @@ func run(args []string) error {
 	}
 	defer ctls.Close()
 
-	// Forwarding connections authenticate with this node's requirepass as
-	// it is when they open (CONFIG SET may change it).
-	var srv *resp.Server
-	cl, err := newCluster(o, logger, func() string {
-		if srv != nil {
-			return srv.Password()
-		}
-		return o.requirePass
-	})
+	creds, err := o.plane.load(o.id, o.cluster.planeAddrs(o))
 	if err != nil {
 		return err
 	}
+	cl, err := newCluster(o, creds, logger)
+	if err != nil {
+		return err
+	}
+	// A single node has no peer to talk to: Raft runs on an in-memory
+	// transport and no node-to-node port is open. In cluster mode Raft and
+	// forwarding share the cluster's node-to-node plane.
 	var peers node.Peers
+	var transport raft.Transport
 	if cl != nil {
-		peers = cl
+		peers, transport = cl, cl.RaftTransport()
+	} else {
+		adv := o.raftAdvertise
+		if adv == "" {
+			adv = o.raftAddr
+		}
+		_, transport = raft.NewInmemTransport(raft.ServerAddress(adv))
 	}
 	n, err := node.New(node.Config{
 		ID:                o.id,
@@ -217,13 +227,14 @@ func run(args []string) error {
 		SnapshotThreshold: o.snapshotThreshold,
 		SnapshotInterval:  o.snapshotInterval,
 		Peers:             peers,
+		Transport:         transport,
 		MaxStaleness:      o.cluster.maxStaleness,
 		CommitTimeout:     o.cluster.commitTimeout,
 	})
 	if err != nil {
 		return err
 	}
-	srv = resp.NewServer(ctls.config(resp.Config{
+	srv := resp.NewServer(ctls.config(resp.Config{
 		Addr:        o.addr,
 		UnixSocket:  o.unixSocket,
 		RequirePass: o.requirePass,
@@ -248,8 +259,19 @@ func run(args []string) error {
 	logger.Info("ready to accept connections", "addr", srv.Addr(), "tls", srv.TLSAddr(), "raft", o.raftAddr, "data", o.data, "fsync", fsync.String(), "runtime", tuned)
 
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	s := <-sig
+	for ; s == syscall.SIGHUP; s = <-sig {
+		// Reload what can be reloaded; the client TLS files reload on
+		// their own signal handler.
+		if cl != nil && creds.credentials() != nil {
+			if err := o.plane.reload(creds, cl); err != nil {
+				logger.Error("SIGHUP: cluster credentials not reloaded; the ones in use stay", "error", err)
+			} else {
+				logger.Info("SIGHUP: cluster credentials reloaded")
+			}
+		}
+	}
 	logger.Info("shutting down", "signal", s.String())
 	if cl != nil {
 		// Leave while still serving: a leader hands over leadership first,

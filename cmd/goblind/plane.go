@@ -20,10 +20,10 @@ import (
 // environment, never from the command line, where ps and /proc would show
 // them.
 type planeOptions struct {
-	secretFile                  string
-	tlsCert, tlsKey, tlsCA      string
-	gossipKeyFile               string
-	secretsEnv, gossipKeyEnv    string // GOBLIN_CLUSTER_SECRET, GOBLIN_GOSSIP_KEY
+	secretFile                   string
+	tlsCert, tlsKey, tlsCA       string
+	gossipKeyFile                string
+	secretsEnv, gossipKeyEnv     string // GOBLIN_CLUSTER_SECRET, GOBLIN_GOSSIP_KEY
 	secretsGiven, gossipKeyGiven bool
 }
 
