@@ -154,8 +154,8 @@ func (fuzzNode) ApplyForwarded(b []byte) func() (raftfsm.Result, error) {
 	return func() (raftfsm.Result, error) { return raftfsm.Result{Index: 1, Reply: []byte("+OK\r\n")}, nil }
 }
 func (fuzzNode) ReadIndex(context.Context) (uint64, error) { return 7, nil }
-func (fuzzNode) RemoveServerHere(string) error            { return node.ErrNoSuchNode }
-func (fuzzNode) TransferLeadershipHere(string) error      { return node.ErrNotLeader }
+func (fuzzNode) RemoveServerHere(string) error             { return node.ErrNoSuchNode }
+func (fuzzNode) TransferLeadershipHere(string) error       { return node.ErrNotLeader }
 
 // FuzzPlaneConn sends arbitrary bytes to a plane without credentials
 // (the preamble, then whatever follows, to the internal server): nothing
