@@ -117,11 +117,16 @@ func parseFlags(args []string) (*options, error) {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || err != nil {
+			return
+		}
 		env := "GOBLIN_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(env); ok && !set[f.Name] && err == nil {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s: %w", env, e)
-			}
+		v, ok, e := envValue(env, fs.Lookup(f.Name+"-file") != nil)
+		if e == nil && ok {
+			e = fs.Set(f.Name, v)
+		}
+		if e != nil {
+			err = fmt.Errorf("%s: %w", env, e)
 		}
 	})
 	if err != nil {
@@ -139,6 +144,26 @@ func parseFlags(args []string) (*options, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// envValue returns the value of the environment variable env or, when it
+// is not set, the contents of the file named by env_FILE (the Docker
+// secrets convention: GOBLIN_REQUIREPASS_FILE=/run/secrets/pw), without
+// its trailing newline. A flag that has a -file variant of its own takes
+// no env_FILE (GOBLIN_CLUSTER_SECRET_FILE is --cluster-secret-file).
+func envValue(env string, hasFileFlag bool) (string, bool, error) {
+	if v, ok := os.LookupEnv(env); ok {
+		return v, true, nil
+	}
+	path, ok := os.LookupEnv(env + "_FILE")
+	if !ok || hasFileFlag {
+		return "", false, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", false, err
+	}
+	return strings.TrimRight(string(b), "\r\n"), true, nil
 }
 
 // shiftPort returns addr with its port increased by d.
@@ -290,7 +315,12 @@ func run(args []string) error {
 func ping(args []string) int {
 	fs := flag.NewFlagSet("goblind ping", flag.ContinueOnError)
 	addr := fs.String("addr", envOr("GOBLIN_ADDR", "127.0.0.1:6379"), "node to ping")
-	pass := fs.String("requirepass", os.Getenv("GOBLIN_REQUIREPASS"), "password")
+	defPass, _, err := envValue("GOBLIN_REQUIREPASS", false)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "goblind ping: GOBLIN_REQUIREPASS_FILE:", err)
+		return 2
+	}
+	pass := fs.String("requirepass", defPass, "password (default: GOBLIN_REQUIREPASS, or the file GOBLIN_REQUIREPASS_FILE names)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after")
 	pt := registerPingTLS(fs)
 	if err := fs.Parse(args); err != nil {
