@@ -77,6 +77,9 @@ type Config struct {
 	// clients (default: Addr).
 	Addr     string
 	Announce string
+	// AnnounceTLS is the client TLS address told to TLS clients ("" when
+	// the node has no TLS port).
+	AnnounceTLS string
 	// Join lists gossip seeds (host:port); a node may list itself.
 	Join []string
 	// BootstrapExpect, when positive, makes the node take part in forming
@@ -192,6 +195,7 @@ func New(cfg Config) (*Cluster, error) {
 			Raft:     cfg.RaftAddr,
 			Addr:     cfg.Addr,
 			Announce: cfg.Announce,
+			TLS:      cfg.AnnounceTLS,
 			Expect:   cfg.BootstrapExpect,
 		},
 	}
@@ -407,10 +411,10 @@ func (c *Cluster) Shutdown() error {
 func (c *Cluster) Members() []node.Member {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := []node.Member{{ID: c.meta.ID, RaftAddr: c.meta.Raft, Addr: c.meta.Addr, Announce: c.meta.Announce, State: "alive"}}
+	out := []node.Member{{ID: c.meta.ID, RaftAddr: c.meta.Raft, Addr: c.meta.Addr, Announce: c.meta.Announce, AnnounceTLS: c.meta.TLS, State: "alive"}}
 	for _, m := range c.members {
 		out = append(out, node.Member{
-			ID: m.meta.ID, RaftAddr: m.meta.Raft, Addr: m.meta.Addr, Announce: m.meta.Announce,
+			ID: m.meta.ID, RaftAddr: m.meta.Raft, Addr: m.meta.Addr, Announce: m.meta.Announce, AnnounceTLS: m.meta.TLS,
 			State: m.state, Applied: m.applied, Reported: m.reported,
 		})
 	}

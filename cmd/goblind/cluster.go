@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,6 +104,19 @@ func newCluster(o *options, creds *planeCreds, logger hclog.Logger) (*cluster.Cl
 	if !c.enabled {
 		return nil, nil
 	}
+	// Clients are told the TLS port's address on the announced host; with
+	// --tls-only that is the only address there is.
+	announce, announceTLS := c.clientAddr, ""
+	if o.tls.port != 0 {
+		host, _, err := net.SplitHostPort(c.clientAddr)
+		if err != nil {
+			return nil, fmt.Errorf("--announce: %w", err)
+		}
+		announceTLS = net.JoinHostPort(host, strconv.Itoa(o.tls.port))
+		if o.tls.only {
+			announce = announceTLS
+		}
+	}
 	return cluster.New(cluster.Config{
 		ID:              o.id,
 		GossipAddr:      c.gossipAddr,
@@ -112,7 +126,8 @@ func newCluster(o *options, creds *planeCreds, logger hclog.Logger) (*cluster.Cl
 		Credentials:     creds.credentials(),
 		GossipKeys:      creds.gossipKeys,
 		Addr:            c.respAdv,
-		Announce:        c.clientAddr,
+		Announce:        announce,
+		AnnounceTLS:     announceTLS,
 		Join:            c.seeds,
 		BootstrapExpect: c.bootstrapExpect,
 		MaxVoters:       c.maxVoters,
