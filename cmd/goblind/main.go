@@ -225,19 +225,13 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	// A single node has no peer to talk to: Raft runs on an in-memory
-	// transport and no node-to-node port is open. In cluster mode Raft and
-	// forwarding share the cluster's node-to-node plane.
+	// In cluster mode Raft and forwarding share the cluster's node-to-node
+	// plane; a single node has no peer, and node runs its Raft on an
+	// in-memory transport: no node-to-node port is open.
 	var peers node.Peers
 	var transport raft.Transport
 	if cl != nil {
 		peers, transport = cl, cl.RaftTransport()
-	} else {
-		adv := o.raftAdvertise
-		if adv == "" {
-			adv = o.raftAddr
-		}
-		_, transport = raft.NewInmemTransport(raft.ServerAddress(adv))
 	}
 	n, err := node.New(node.Config{
 		ID:                o.id,
