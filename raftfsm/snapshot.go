@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/goblindb/goblin/acl"
 	"github.com/goblindb/goblin/keyspace"
 )
 
@@ -20,52 +21,67 @@ func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
 	ks := f.KS()
 	ks.RLock()
 	defer ks.RUnlock()
-	return &snapshot{ks: ks.Clone(), now: f.A.now, index: f.applied.Load(), released: f.OnSnapshotReleased}, nil
+	st := &State{KS: ks.Clone(), Now: f.A.now, Index: f.applied.Load(), acl: f.A.acl.clone()}
+	return &snapshot{st: st, released: f.OnSnapshotReleased}, nil
 }
 
 // Restore replaces the state with a snapshot. The snapshot is verified
 // whole (checksum) before anything is replaced.
 func (f *FSM) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
-	ks, now, index, err := ReadSnapshot(rc)
+	st, err := ReadSnapshot(rc)
 	if err != nil {
 		return err
 	}
 	f.mu.Lock()
 	old := f.A.KS
 	old.Lock()
-	f.A.KS = ks
-	f.A.now = now
+	f.A.KS = st.KS
+	f.A.now = st.Now
+	f.A.setACL(st.acl, vanished(f.A.acl.users, st.acl.users))
 	old.Unlock()
 	f.mu.Unlock()
 	// The state now reflects the log up to index: readers waiting for an
 	// index the snapshot covers (a follower catching up by snapshot
 	// install) must not wait for the next entry to be applied.
-	f.setApplied(index)
+	f.setApplied(st.Index)
 	if f.A.Ready != nil {
 		f.A.Ready(-1, nil) // any key may have changed
 	}
 	return nil
 }
 
+// State is what a snapshot holds: the keyspace, the state's clock, the
+// index of the last entry applied to it, and the ACL users.
+type State struct {
+	KS    *keyspace.Keyspace
+	Now   int64
+	Index uint64
+	acl   aclState
+}
+
+// ACLUsers returns the state's ACL users (nil: none yet).
+func (s *State) ACLUsers() *acl.Users { return s.acl.users }
+
 // snapshotMagic starts every snapshot file; its last byte is the format
-// version. Version 2 added the applied index after the clock; version 1
-// files are still read (as index 0).
+// version. Version 3 added the ACL section after the keyspace, version 2
+// the applied index after the clock. Older files are still read: version
+// 2 as a state without users (each node enforces its own configuration,
+// as before ACLs were replicated), version 1 also as index 0.
 var (
-	snapshotMagic   = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 2}
+	snapshotMagic   = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 3}
+	snapshotMagicV2 = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 2}
 	snapshotMagicV1 = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 1}
 )
 
 type snapshot struct {
-	ks       *keyspace.Keyspace
-	now      int64
-	index    uint64
+	st       *State
 	released func()
 }
 
-// Persist writes magic, clock, keyspace and a CRC-32C of all of it.
+// Persist writes the snapshot format (WriteSnapshot) to the sink.
 func (s *snapshot) Persist(sink raft.SnapshotSink) error {
-	if err := WriteSnapshot(sink, s.ks, s.now, s.index); err != nil {
+	if err := WriteSnapshot(sink, s.st); err != nil {
 		sink.Cancel()
 		return err
 	}
@@ -73,7 +89,7 @@ func (s *snapshot) Persist(sink raft.SnapshotSink) error {
 }
 
 func (s *snapshot) Release() {
-	s.ks = nil
+	s.st = nil
 	if s.released != nil {
 		s.released()
 	}
@@ -82,18 +98,21 @@ func (s *snapshot) Release() {
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // WriteSnapshot writes the snapshot format to w: magic, the state's clock,
-// the index of the last entry applied to ks, the keyspace, and a CRC-32C
-// of all of it.
-func WriteSnapshot(w io.Writer, ks *keyspace.Keyspace, now int64, index uint64) error {
+// the index of the last entry applied, the keyspace, the ACL section
+// (aclsnapshot.go), and a CRC-32C of all of it.
+func WriteSnapshot(w io.Writer, st *State) error {
 	h := crc32.New(castagnoli)
 	mw := io.MultiWriter(w, h)
 	hdr := append(snapshotMagic[:], make([]byte, 0, 20)...)
-	hdr = binary.AppendVarint(hdr, now)
-	hdr = binary.AppendUvarint(hdr, index)
+	hdr = binary.AppendVarint(hdr, st.Now)
+	hdr = binary.AppendUvarint(hdr, st.Index)
 	if _, err := mw.Write(hdr); err != nil {
 		return err
 	}
-	if err := ks.Encode(mw); err != nil {
+	if err := st.KS.Encode(mw); err != nil {
+		return err
+	}
+	if _, err := mw.Write(st.acl.encode(nil)); err != nil {
 		return err
 	}
 	var sum [4]byte
@@ -102,35 +121,42 @@ func WriteSnapshot(w io.Writer, ks *keyspace.Keyspace, now int64, index uint64) 
 	return err
 }
 
-// ReadSnapshot reads a snapshot written by WriteSnapshot, verifying it,
-// and returns the keyspace, its clock and its applied index.
-func ReadSnapshot(r io.Reader) (ks *keyspace.Keyspace, now int64, index uint64, err error) {
+// ReadSnapshot reads a snapshot written by WriteSnapshot (or an older
+// version), verifying it.
+func ReadSnapshot(r io.Reader) (*State, error) {
 	cr := &crcReader{r: r, h: crc32.New(castagnoli)}
 	br := bufio.NewReaderSize(cr, 1<<16)
 	var magic [8]byte
-	if _, err := io.ReadFull(br, magic[:]); err != nil || (magic != snapshotMagic && magic != snapshotMagicV1) {
-		return nil, 0, 0, fmt.Errorf("raftfsm: not a goblin snapshot")
+	if _, err := io.ReadFull(br, magic[:]); err != nil || (magic != snapshotMagic && magic != snapshotMagicV2 && magic != snapshotMagicV1) {
+		return nil, fmt.Errorf("raftfsm: not a goblin snapshot")
 	}
-	if now, err = binary.ReadVarint(br); err != nil {
-		return nil, 0, 0, ErrCorrupt
+	st := &State{}
+	var err error
+	if st.Now, err = binary.ReadVarint(br); err != nil {
+		return nil, ErrCorrupt
 	}
-	if magic == snapshotMagic {
-		if index, err = binary.ReadUvarint(br); err != nil {
-			return nil, 0, 0, ErrCorrupt
+	if magic != snapshotMagicV1 {
+		if st.Index, err = binary.ReadUvarint(br); err != nil {
+			return nil, ErrCorrupt
 		}
 	}
-	if ks, err = keyspace.Decode(br); err != nil {
-		return nil, 0, 0, err
+	if st.KS, err = keyspace.Decode(br); err != nil {
+		return nil, err
+	}
+	if magic == snapshotMagic {
+		if st.acl, err = readACLSection(br); err != nil {
+			return nil, err
+		}
 	}
 	// All that is left must be the 4-byte checksum, which crcReader kept
 	// out of the hash.
 	if rest, err := io.ReadAll(br); err != nil || len(rest) != 4 || cr.n != 4 {
-		return nil, 0, 0, fmt.Errorf("%w: trailing data or missing checksum", ErrCorrupt)
+		return nil, fmt.Errorf("%w: trailing data or missing checksum", ErrCorrupt)
 	}
 	if binary.LittleEndian.Uint32(cr.tail[:]) != cr.h.Sum32() {
-		return nil, 0, 0, fmt.Errorf("%w: snapshot checksum mismatch", ErrCorrupt)
+		return nil, fmt.Errorf("%w: snapshot checksum mismatch", ErrCorrupt)
 	}
-	return ks, now, index, nil
+	return st, nil
 }
 
 // crcReader hashes everything it reads except the last 4 bytes of the
