@@ -248,6 +248,7 @@ type Meta struct {
 	// Categories holds the declared categories and, once the table is
 	// built, the implicit ones.
 	Categories Category
+	Tips       []string // COMMAND INFO's tips, lowercase
 	KeySpecs   []KeySpec
 	Subs       []*Meta // sorted by name
 	Parent     *Meta

@@ -29,6 +29,7 @@ type command struct {
 	Container  string    `json:"container"`
 	Flags      []string  `json:"command_flags"`
 	Categories []string  `json:"acl_categories"`
+	Tips       []string  `json:"command_tips"`
 	KeySpecs   []keySpec `json:"key_specs"`
 	subs       []*command
 }
@@ -106,6 +107,16 @@ func writeMeta(b *strings.Builder, c *command, indent string) {
 	}
 	if len(c.Categories) > 0 {
 		fmt.Fprintf(b, ", Categories: %s", join(c.Categories, "Cat", catNames))
+	}
+	if len(c.Tips) > 0 {
+		b.WriteString(", Tips: []string{")
+		for i, t := range c.Tips {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(b, "%q", strings.ToLower(t))
+		}
+		b.WriteString("}")
 	}
 	if len(c.KeySpecs) > 0 {
 		b.WriteString(", KeySpecs: []KeySpec{")
