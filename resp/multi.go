@@ -21,7 +21,7 @@ type multiState struct {
 	metas  []*command.Meta
 	denied []error
 	dirty  bool // a queued command was rejected: EXEC aborts
-	db    int  // the database the next queued command runs in
+	db     int  // the database the next queued command runs in
 }
 
 // watchState is what WATCH recorded: each key with the log index the
