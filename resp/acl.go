@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -145,6 +146,9 @@ func (s *Server) initACL() {
 		}
 		s.acl.op = op
 	}
+	if c := s.acl.op.Change; c != nil && c.Node == "" {
+		c.Node = s.cfg.NodeID
+	}
 	s.acl.log = acl.NewLog(acl.DefaultLogMax)
 	s.acl.src = s.cfg.ACL
 	if s.acl.src == nil {
@@ -253,4 +257,12 @@ func (s *Server) syncACLOnce(op *OperatorACL) error {
 		return fmt.Errorf("resp: applying the ACL configuration: %s", reply[1:])
 	}
 	return nil
+}
+
+// infoACLStats writes INFO's counts of denials since start.
+func infoACLStats(s *Server, b *strings.Builder) {
+	kv(b, "acl_access_denied_auth", s.acl.log.Denied(acl.DeniedAuth))
+	kv(b, "acl_access_denied_cmd", s.acl.log.Denied(acl.DeniedCommand))
+	kv(b, "acl_access_denied_key", s.acl.log.Denied(acl.DeniedKey))
+	kv(b, "acl_access_denied_channel", s.acl.log.Denied(acl.DeniedChannel))
 }

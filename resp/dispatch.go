@@ -57,10 +57,10 @@ func (c *client) execute(argv [][]byte) {
 	switch {
 	case cc != nil:
 		fullname = cc.name
-		c.setLastCmd(&cc.name)
+		c.setLastCmd(lastCmdName(&cc.name, cc.meta, argv))
 	case spec != nil:
 		fullname = spec.Name
-		c.setLastCmd(&spec.Name)
+		c.setLastCmd(lastCmdName(&spec.Name, spec.Meta, argv))
 	}
 
 	if us := c.s.users(); us != c.acl.users {
@@ -260,6 +260,17 @@ func (c *client) read(spec *command.Spec, argv [][]byte) {
 	c.ctx = command.Ctx{KS: c.view, DB: c.db, Now: c.viewNow, W: c.writer(), Rand: rand.Uint64}
 	spec.Run(&c.ctx, argv)
 	c.flush()
+}
+
+// lastCmdName is the name CLIENT LIST shows for argv: a container's
+// subcommand's full name ("config|get") when argv names one.
+func lastCmdName(name *string, m *command.Meta, argv [][]byte) *string {
+	if m != nil && len(m.Subs) > 0 && len(argv) > 1 {
+		if sm := m.Sub(argv[1]); sm != nil {
+			return &sm.Name
+		}
+	}
+	return name
 }
 
 // setLastCmd records the command for CLIENT LIST; name points into the
