@@ -47,7 +47,7 @@ func writeInfo(w *command.Writer, m *command.Meta) {
 	}
 	w.Set(len(m.Tips))
 	for _, t := range m.Tips {
-		w.Simple(t)
+		w.BulkString(t)
 	}
 	w.Set(len(m.KeySpecs))
 	for _, ks := range m.KeySpecs {
@@ -171,7 +171,7 @@ func cmdCommand(c *client, argv [][]byte) {
 				if m := findCommand(string(n)); m != nil {
 					writeInfo(w, m)
 				} else {
-					w.NullArray()
+					w.Null()
 				}
 			}
 		})
