@@ -69,6 +69,9 @@ func (s *selector) clone() *selector {
 
 // apply applies one selector rule (the rules valid inside parentheses).
 func (s *selector) apply(op string) error {
+	if op == "" {
+		return ErrSyntax
+	}
 	switch {
 	case eqFold(op, "allkeys"), op == "~*":
 		s.allKeys = true

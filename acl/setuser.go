@@ -119,9 +119,6 @@ func (u *User) apply(op string) error {
 	case op[0] == '(' && op[len(op)-1] == ')':
 		s := &selector{}
 		for _, r := range splitArgs(op[1 : len(op)-1]) {
-			if r == "" {
-				continue // an empty rule does nothing, as outside a selector
-			}
 			if err := s.apply(r); err != nil {
 				return err
 			}

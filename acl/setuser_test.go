@@ -36,6 +36,7 @@ func TestSetUserDescriptions(t *testing.T) {
 		{"()", "off sanitize-payload resetchannels -@all (resetchannels -@all)"},
 		{`(~"a)`, "off sanitize-payload resetchannels -@all (resetchannels -@all)"},
 		{"(~a +get)", "off sanitize-payload resetchannels -@all (~a resetchannels -@all +get)"},
+		{"( )", "off sanitize-payload resetchannels -@all (resetchannels -@all)"},
 	} {
 		u, err := SetUser(nil, "u", strings.Fields(tc.rules))
 		if err != nil {
@@ -95,6 +96,7 @@ func TestSetUserErrors(t *testing.T) {
 		{[]string{"~a b"}, "Error in ACL SETUSER modifier '~a b': Syntax error"},
 		{[]string{"(+get)", "("}, "Unmatched parenthesis in acl selector starting at '('."},
 		{[]string{`("~a b" +get)`}, `Error in ACL SETUSER modifier '("~a b" +get)': Syntax error`},
+		{[]string{`(~a "")`}, `Error in ACL SETUSER modifier '(~a "")': Syntax error`},
 		{[]string{"&*", "&x"}, "Error in ACL SETUSER modifier '&x': Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels"},
 	} {
 		base, _ := SetUser(nil, "u", []string{"on", "+zadd"})

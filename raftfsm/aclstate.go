@@ -89,7 +89,9 @@ type aclPublished struct {
 func (a *Applier) applyACL(c *ACLChange) []byte {
 	a.w.Reset()
 	a.w.Proto = 2
-	if c == nil {
+	if ValidateACL(c) != nil {
+		// Proposers validate; an entry that is not valid anyway (written
+		// by something else) changes nothing, on every node alike.
 		a.w.Error(errACLEntry)
 		return a.reply()
 	}
