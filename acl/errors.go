@@ -20,8 +20,6 @@ var (
 var (
 	ErrBadUsername   = errors.New("Usernames can't contain spaces or null characters")
 	ErrDeleteDefault = errors.New("The 'default' user cannot be removed")
-	ErrNoSuchUser    = errors.New("no such user")
-	ErrWrongPassword = errors.New("invalid username-password pair or user is disabled.")
 )
 
 // RuleError is a rule SetUser refused.
