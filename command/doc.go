@@ -12,6 +12,11 @@
 // are encoded in the protocol of the client that sent the command, which
 // the log entry records too.
 //
+// Redis's metadata of every command (meta.go: flags, ACL categories, key
+// specs), generated from Redis 7.2's command files (redismeta.go), is the
+// one table COMMAND INFO reports and ACL users are checked against; each
+// served command's Spec points to its entry.
+//
 // The package knows nothing of networks or Raft: it is given a keyspace, a
 // context and an argument vector, and appends a reply to a Writer.
 package command

@@ -1,6 +1,9 @@
 package command
 
-import "strings"
+import (
+	"sort"
+	"strings"
+)
 
 // Flags describe a command, as COMMAND INFO reports them.
 type Flags uint16
@@ -56,6 +59,8 @@ type Spec struct {
 	Group string // Redis's command group ("sorted_set", "generic", ...)
 	// Run executes the command and writes its reply.
 	Run func(c *Ctx, argv [][]byte)
+	// Meta is the command's Redis metadata (categories, key specs).
+	Meta *Meta
 	// Validate, for write commands, checks the arguments without the
 	// keyspace, so malformed commands are answered before reaching the
 	// log. It returns nil when Run may be proposed.
@@ -119,6 +124,13 @@ func register(specs ...*Spec) {
 		if _, dup := table[s.Name]; dup {
 			panic("command: " + s.Name + " registered twice")
 		}
+		s.Meta = metaByName[s.Name]
+		var subs []string
+		for sub := range s.Sub {
+			subs = append(subs, sub)
+		}
+		sort.Strings(subs)
+		MarkServed(s.Name, subs)
 		table[s.Name] = s
 	}
 }

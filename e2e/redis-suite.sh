@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs Redis's own sorted-set test suite, tests/unit/type/zset.tcl, against
-# goblind in Redis's external-server mode, and reports how many tests
-# passed, failed and were skipped.
+# Runs Redis's own test suites for sorted sets (tests/unit/type/zset.tcl)
+# and ACL users (tests/unit/acl.tcl) against goblind in Redis's
+# external-server mode, each on a fresh goblind, and reports how many
+# tests passed, failed and were skipped.
 #
 #   e2e/redis-suite.sh                 # Debian's redis source package
 #   REDIS_SRC=/path/to/redis e2e/redis-suite.sh
@@ -17,10 +18,15 @@
 # Needs tclsh (apt-get install tcl) and go. A Redis 7.0 suite asserts Redis
 # 7.0's double format, so goblind then runs with --double-format 7.0.
 #
-# Skipped: tests that use other data types (e2e/redis-suite.skip, with the
-# reasons), tests tagged needs:debug or needs:repl (DEBUG RELOAD, DEBUG
-# SLEEP, replication streams), and encoding assertions (--ignore-encoding:
-# Goblin reports its own encodings, not listpack/skiplist).
+# Skipped: tests that use other data types, Pub/Sub or scripting
+# (e2e/redis-suite.skip and e2e/redis-suite-acl.skip, with the reasons),
+# tests tagged needs:debug or needs:repl (DEBUG RELOAD, DEBUG SLEEP,
+# replication streams), and encoding assertions (--ignore-encoding: Goblin
+# reports its own encodings, not listpack/skiplist). acl.tcl tags its
+# first server block external:skip, as it changes users; the script drops
+# that tag so the block runs, and the file's other blocks, which need
+# server configuration (aclfile, acl-pubsub-default, user directives),
+# are left out by theirs.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
@@ -62,40 +68,67 @@ version=$(sed -n 's/^#define REDIS_VERSION "\(.*\)"/\1/p' "$src/src/version.h" 2
 # Goblin has none (FUNCTION is an unknown command).
 sed -i 's/^    r function flush$/    catch {r function flush}/' "$src/tests/support/server.tcl"
 
-# 2. goblind on a free port.
+# acl.tcl's first block runs against the external server (see above).
+sed -i '1s/^start_server {tags {"acl external:skip"}} {$/start_server {tags {"acl"}} {/' "$src/tests/unit/acl.tcl"
+
 double=7.2
 case "$version" in 7.0.*|6.*) double=7.0 ;; esac
 (cd "$root" && go build -o "$work/goblind" ./cmd/goblind)
-"$work/goblind" --addr 127.0.0.1:0 --data "$work/data" --fsync everysec --double-format "$double" \
-	--log-level info >"$work/goblind.log" 2>&1 &
-goblind_pid=$!
-addr=
-for _ in $(seq 1 200); do
-	addr=$(grep -o 'ready to accept connections: addr=[^ ]*' "$work/goblind.log" | sed 's/.*addr=//' || true)
-	[ -n "$addr" ] && break
-	kill -0 "$goblind_pid" 2>/dev/null || { cat "$work/goblind.log" >&2; exit 1; }
-	sleep 0.05
-done
-[ -n "$addr" ] || { echo "redis-suite: goblind did not start" >&2; cat "$work/goblind.log" >&2; exit 1; }
-port=${addr##*:}
-
-# 3. The run.
-grep -v '^\s*\(#\|$\)' "$here/redis-suite.skip" >"$work/skip.txt"
-echo "redis-suite: Redis $version tests/unit/type/zset.tcl against goblind $addr (--double-format $double)"
-set +e
-(cd "$src" && ./runtest --host 127.0.0.1 --port "$port" --single unit/type/zset \
-	--ignore-encoding --ignore-digest --tags -needs:debug --tags -needs:repl \
-	--skipfile "$work/skip.txt" --timeout 300 --clients 1) >"$work/run.log" 2>&1
-status=$?
-set -e
 strip() { sed 's/\x1b\[[0-9;]*m//g'; }
-strip <"$work/run.log" | grep -E '^\[(err|exception|TIMEOUT)\]|^\[(ignore|skip)\]' || true
-ok=$(strip <"$work/run.log" | grep -c '^\[ok\]' || true)
-err=$(strip <"$work/run.log" | grep -cE '^\[(err|exception|TIMEOUT)\]' || true)
-skip=$(strip <"$work/run.log" | grep -c '^\[skip\]' || true)
-ignore=$(strip <"$work/run.log" | grep -c '^\[ignore\]' || true)
-echo "redis-suite: Redis $version zset.tcl: $ok passed, $err failed, $skip skipped (other data types), $ignore left out by tag (needs:debug, needs:repl)"
-if [ "$status" -ne 0 ] || [ "$err" -ne 0 ] || [ "$ok" -eq 0 ]; then
-	strip <"$work/run.log" | tail -40 >&2
-	exit 1
-fi
+
+# start_goblind starts goblind on a free port with a new data directory
+# and sets port.
+start_goblind() {
+	local name=$1
+	"$work/goblind" --addr 127.0.0.1:0 --data "$work/data-$name" --fsync everysec --double-format "$double" \
+		--log-level info >"$work/goblind-$name.log" 2>&1 &
+	goblind_pid=$!
+	local addr=
+	for _ in $(seq 1 200); do
+		addr=$(grep -o 'ready to accept connections: addr=[^ ]*' "$work/goblind-$name.log" | sed 's/.*addr=//' || true)
+		[ -n "$addr" ] && break
+		kill -0 "$goblind_pid" 2>/dev/null || { cat "$work/goblind-$name.log" >&2; exit 1; }
+		sleep 0.05
+	done
+	[ -n "$addr" ] || { echo "redis-suite: goblind did not start" >&2; cat "$work/goblind-$name.log" >&2; exit 1; }
+	port=${addr##*:}
+}
+
+stop_goblind() {
+	kill "$goblind_pid" 2>/dev/null || true
+	wait "$goblind_pid" 2>/dev/null || true
+	goblind_pid=
+}
+
+# run_unit runs one test file against a fresh goblind: run_unit <unit>
+# <skip file> <what the skips are>.
+failed=0
+run_unit() {
+	local unit=$1 skipfile=$2 why=$3 name
+	name=$(basename "$unit")
+	start_goblind "$name"
+	grep -v '^\s*\(#\|$\)' "$skipfile" >"$work/skip-$name.txt"
+	echo "redis-suite: Redis $version tests/$unit.tcl against goblind 127.0.0.1:$port (--double-format $double)"
+	set +e
+	(cd "$src" && ./runtest --host 127.0.0.1 --port "$port" --single "$unit" \
+		--ignore-encoding --ignore-digest --tags -needs:debug --tags -needs:repl \
+		--skipfile "$work/skip-$name.txt" --timeout 300 --clients 1) >"$work/run-$name.log" 2>&1
+	local status=$?
+	set -e
+	stop_goblind
+	strip <"$work/run-$name.log" | grep -E '^\[(err|exception|TIMEOUT)\]|^\[(ignore|skip)\]' || true
+	local ok err skip ignore
+	ok=$(strip <"$work/run-$name.log" | grep -c '^\[ok\]' || true)
+	err=$(strip <"$work/run-$name.log" | grep -cE '^\[(err|exception|TIMEOUT)\]' || true)
+	skip=$(strip <"$work/run-$name.log" | grep -c '^\[skip\]' || true)
+	ignore=$(strip <"$work/run-$name.log" | grep -c '^\[ignore\]' || true)
+	echo "redis-suite: Redis $version $name.tcl: $ok passed, $err failed, $skip skipped ($why), $ignore left out by tag"
+	if [ "$status" -ne 0 ] || [ "$err" -ne 0 ] || [ "$ok" -eq 0 ]; then
+		strip <"$work/run-$name.log" | tail -40 >&2
+		failed=1
+	fi
+}
+
+run_unit unit/type/zset "$here/redis-suite.skip" "other data types"
+run_unit unit/acl "$here/redis-suite-acl.skip" "other data types, Pub/Sub, scripting, subcommands Goblin lacks"
+exit "$failed"

@@ -175,15 +175,16 @@ func (n *Node) Apply(e *raftfsm.Entry) (raftfsm.Result, error) {
 
 // ApplyForwarded is the leader's half of forwarding: it proposes an entry
 // a follower sent, encoded, and returns a function that waits for its
-// result. Only command entries are accepted (the rest are the leader's own
-// business), their clock is restamped with this leader's, and a node that
+// result. Only command and ACL entries are accepted (the rest are the
+// leader's own business), their clock is restamped with this leader's, and a node that
 // does not lead refuses with ErrNotLeader rather than forward again.
 func (n *Node) ApplyForwarded(data []byte) func() (raftfsm.Result, error) {
 	if n.closed.Load() {
 		return (&Pending{err: ErrClosed}).Wait
 	}
 	e, err := raftfsm.Decode(data)
-	if err != nil || (e.Op != raftfsm.OpCommand && e.Op != raftfsm.OpMulti && e.Op != raftfsm.OpBatch) {
+	if err != nil || (e.Op != raftfsm.OpCommand && e.Op != raftfsm.OpMulti && e.Op != raftfsm.OpBatch && e.Op != raftfsm.OpACL) ||
+		(e.Op == raftfsm.OpACL && raftfsm.ValidateACL(e.ACL) != nil) {
 		return (&Pending{err: ErrBadEntry}).Wait
 	}
 	e.Time = n.Now()

@@ -28,6 +28,9 @@ type Applier struct {
 	now int64
 	w   command.Writer
 	ctx command.Ctx // reused by every command: no allocation per command
+	// acl is the ACL users (aclstate.go), published for the RESP edge.
+	acl aclState
+	aclPublished
 }
 
 // NewApplier returns an Applier over ks.
@@ -72,6 +75,8 @@ func (a *Applier) Apply(index uint64, e *Entry) []byte {
 		}
 	case OpRules:
 		a.KS.SetRules(rulesFromLog(e.Rules))
+	case OpACL:
+		return a.applyACL(e.ACL)
 	}
 	return nil
 }

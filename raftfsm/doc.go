@@ -1,6 +1,7 @@
 // Package raftfsm is Goblin's replicated state machine: the binary format
-// of log entries, the Applier that executes them against a keyspace, and
-// the hashicorp/raft FSM (batched apply, snapshot, restore) around it.
+// of log entries, the Applier that executes them against a keyspace and
+// the ACL users (aclstate.go), and the hashicorp/raft FSM (batched apply,
+// snapshot, restore) around it.
 //
 // An entry is [version u8][op u8][payload]. Every entry that can touch
 // time-dependent state carries the leader's clock, and every command

@@ -26,6 +26,8 @@ const (
 	// concatenated. One entry instead of one per command is what lets
 	// pipelined writes go faster than Raft's per-entry cost.
 	OpBatch
+	// OpACL changes the ACL users (aclentry.go).
+	OpACL
 )
 
 func (o Op) String() string {
@@ -42,6 +44,8 @@ func (o Op) String() string {
 		return "rules"
 	case OpBatch:
 		return "batch"
+	case OpACL:
+		return "acl"
 	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
@@ -101,6 +105,7 @@ type Entry struct {
 	Watched    []WatchedKey
 	Expired    []ExpiredKey // OpExpire
 	Rules      []Rule       // OpRules
+	ACL        *ACLChange   // OpACL
 }
 
 // ErrCorrupt is returned by Decode for bytes that are not a valid entry.
@@ -169,6 +174,12 @@ func (e *Entry) Encode(dst []byte) []byte {
 			dst = appendBytes(dst, []byte(r.Pattern))
 			dst = append(dst, r.Layout)
 		}
+	case OpACL:
+		c := e.ACL
+		if c == nil {
+			c = &ACLChange{}
+		}
+		dst = c.encode(dst)
 	}
 	return dst
 }
@@ -337,6 +348,8 @@ func DecodeInto(e *Entry, data []byte) error {
 				d.fail() // a layout this build does not know
 			}
 		}
+	case OpACL:
+		e.ACL = decodeACL(d, false)
 	default:
 		d.fail()
 	}

@@ -10,6 +10,8 @@ import (
 	"hash/crc32"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/goblindb/goblin/keyspace"
 )
 
 func zadd(key, member string) []byte {
@@ -32,7 +34,7 @@ func TestSnapshotCarriesAppliedIndex(t *testing.T) {
 	}
 	var buf bytes.Buffer
 	s := snap.(*snapshot)
-	if err := WriteSnapshot(&buf, s.ks, s.now, s.index); err != nil {
+	if err := WriteSnapshot(&buf, s.st); err != nil {
 		t.Fatal(err)
 	}
 
@@ -61,27 +63,40 @@ func TestSnapshotCarriesAppliedIndex(t *testing.T) {
 	}
 }
 
-// Version 1 snapshots (no index) still restore, as index 0.
-func TestSnapshotReadsVersion1(t *testing.T) {
+// olderSnapshot writes ks in an older snapshot format: version 1 (no
+// index) or 2 (no ACL section).
+func olderSnapshot(t *testing.T, version byte, ks *keyspace.Keyspace, now int64, index uint64) []byte {
+	t.Helper()
+	b := []byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', version}
+	b = binary.AppendVarint(b, now)
+	if version == 2 {
+		b = binary.AppendUvarint(b, index)
+	}
+	var ksb bytes.Buffer
+	if err := ks.Encode(&ksb); err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, ksb.Bytes()...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+}
+
+// Version 1 snapshots (no index) still restore, as index 0; version 2
+// ones (no ACL section) as a state without users.
+func TestSnapshotReadsOlderVersions(t *testing.T) {
 	src := New()
 	src.ApplyBatch([]*raft.Log{{Index: 3, Type: raft.LogCommand, Data: zadd("k", "a")}})
-	var buf bytes.Buffer
-	if err := WriteSnapshot(&buf, src.KS(), 5, 3); err != nil {
-		t.Fatal(err)
-	}
-	// Rewrite as version 1: drop the index varint and fix the checksum.
-	b := buf.Bytes()
-	v1 := append([]byte(nil), snapshotMagicV1[:]...)
-	v1 = append(v1, b[8])              // clock 5: one varint byte
-	v1 = append(v1, b[10:len(b)-4]...) // skip index 3: one byte
-	v1 = binary.LittleEndian.AppendUint32(v1, crc32.Checksum(v1, castagnoli))
-	out := bytes.NewReader(v1)
-	ks, now, index, err := ReadSnapshot(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if now != 5 || index != 0 || ks.DB(0).Len() != 1 {
-		t.Fatalf("v1 snapshot: now %d index %d keys %d", now, index, ks.DB(0).Len())
+	for _, v := range []byte{1, 2} {
+		st, err := ReadSnapshot(bytes.NewReader(olderSnapshot(t, v, src.KS(), 5, 3)))
+		if err != nil {
+			t.Fatalf("version %d: %v", v, err)
+		}
+		wantIndex := uint64(3)
+		if v == 1 {
+			wantIndex = 0
+		}
+		if st.Now != 5 || st.Index != wantIndex || st.KS.DB(0).Len() != 1 || st.ACLUsers() != nil {
+			t.Fatalf("version %d snapshot: now %d index %d keys %d users %v", v, st.Now, st.Index, st.KS.DB(0).Len(), st.ACLUsers())
+		}
 	}
 }
 
@@ -89,12 +104,12 @@ func TestSnapshotRejectsCorruption(t *testing.T) {
 	src := New()
 	src.ApplyBatch([]*raft.Log{{Index: 3, Type: raft.LogCommand, Data: zadd("k", "a")}})
 	var buf bytes.Buffer
-	if err := WriteSnapshot(&buf, src.KS(), 5, 3); err != nil {
+	if err := WriteSnapshot(&buf, &State{KS: src.KS(), Now: 5, Index: 3}); err != nil {
 		t.Fatal(err)
 	}
 	b := buf.Bytes()
 	b[len(b)/2] ^= 0x40
-	if _, _, _, err := ReadSnapshot(bytes.NewReader(b)); err == nil {
+	if _, err := ReadSnapshot(bytes.NewReader(b)); err == nil {
 		t.Fatal("a corrupted snapshot was accepted")
 	} else if !errors.Is(err, ErrCorrupt) && err.Error() == "" {
 		t.Fatal(err)

@@ -204,7 +204,12 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 	}
 	var gone <-chan struct{}
 	fc, _ := c.conn.NetConn().(*framedConn)
-	for {
+	for attempt := 0; ; attempt++ {
+		// Permissions are checked again each time the command runs
+		// again, as Redis checks a command it unblocks.
+		if attempt > 0 && !c.permitAgain(spec, argv) {
+			return
+		}
 		res, err := c.s.backend.Propose(c.entry(raftfsm.OpCommand, []raftfsm.Command{{DB: c.db, Argv: argv}}))()
 		if err != nil {
 			c.replyError(translate(err))

@@ -24,8 +24,8 @@ type client struct {
 	name, libName, libVer string
 	db                    int
 	proto                 int
-	authed                bool
 	readonly              bool
+	acl                   aclClient
 
 	// lastCmd and lastTime feed CLIENT LIST (read by other goroutines).
 	lastCmd  atomic.Pointer[string]
@@ -74,8 +74,8 @@ func newClient(s *Server, conn redcon.Conn) *client {
 		addr:    conn.RemoteAddr(),
 		created: time.Now(),
 		proto:   2,
-		authed:  s.password() == "",
 	}
+	c.initACL()
 	if nc := conn.NetConn(); nc != nil {
 		c.laddr = nc.LocalAddr().String()
 	}

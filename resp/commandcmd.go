@@ -1,111 +1,144 @@
 package resp
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/goblindb/goblin/command"
 )
 
-// commandInfo is one entry of COMMAND's table.
-type commandInfo struct {
-	name              string
-	arity             int
-	flags             command.Flags
-	first, last, step int
-	group             string
-}
-
-// allCommands lists every command Goblin answers, sorted by name.
-func allCommands() []commandInfo {
-	seen := map[string]bool{}
-	var out []commandInfo
-	for _, cc := range connCommands {
-		seen[cc.name] = true
-		out = append(out, commandInfo{name: cc.name, arity: cc.arity, flags: cc.flags, group: cc.group})
-	}
-	for _, s := range command.All() {
-		if seen[s.Name] {
-			continue
+// allCommands lists every command Goblin answers, sorted by name, with
+// Redis's metadata (command.Meta).
+func allCommands() []*command.Meta {
+	var out []*command.Meta
+	command.AllMeta(func(m *command.Meta) {
+		if m.Served {
+			out = append(out, m)
 		}
-		out = append(out, commandInfo{name: s.Name, arity: s.Arity, flags: s.Flags, first: s.FirstKey, last: s.LastKey, step: s.Step, group: s.Group})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	})
 	return out
 }
 
-func findCommand(name string) (commandInfo, bool) {
-	for _, ci := range allCommands() {
-		if ci.name == strings.ToLower(name) {
-			return ci, true
-		}
+// findCommand returns a served command's metadata, or a served
+// subcommand's ("config|get"), or nil.
+func findCommand(name string) *command.Meta {
+	if m := command.LookupMeta(name); m != nil && m.Served {
+		return m
 	}
-	return commandInfo{}, false
+	return nil
 }
 
 // writeInfo writes a command in COMMAND INFO's ten-field form.
-func writeInfo(w *command.Writer, ci commandInfo) {
+func writeInfo(w *command.Writer, m *command.Meta) {
 	w.Array(10)
-	w.BulkString(ci.name)
-	w.Int(int64(ci.arity))
-	names := ci.flags.Names()
+	w.BulkString(m.Name)
+	w.Int(int64(m.Arity))
+	names := m.Flags.Names()
 	w.Set(len(names))
 	for _, n := range names {
 		w.Simple(n)
 	}
-	w.Int(int64(ci.first))
-	w.Int(int64(ci.last))
-	w.Int(int64(ci.step))
-	w.Set(1)
-	w.Simple("@" + strings.ReplaceAll(ci.group, "_", ""))
-	w.Set(0) // tips
-	if ci.first == 0 {
-		w.Array(0) // key specs
-	} else {
-		writeKeySpec(w, ci)
+	w.Int(int64(m.First))
+	w.Int(int64(m.Last))
+	w.Int(int64(m.Step))
+	cats := m.Categories.Names()
+	w.Set(len(cats))
+	for _, c := range cats {
+		w.Simple("@" + c)
 	}
-	w.Array(0) // subcommands
+	w.Set(len(m.Tips))
+	for _, t := range m.Tips {
+		w.BulkString(t)
+	}
+	w.Set(len(m.KeySpecs))
+	for _, ks := range m.KeySpecs {
+		writeKeySpec(w, ks)
+	}
+	var subs []*command.Meta
+	for _, sub := range m.Subs {
+		if sub.Served {
+			subs = append(subs, sub)
+		}
+	}
+	if len(subs) == 0 {
+		w.Set(0)
+		return
+	}
+	w.Array(len(subs))
+	for _, sub := range subs {
+		writeInfo(w, sub)
+	}
 }
 
 // writeAllInfo writes every command's COMMAND INFO entry.
 func writeAllInfo(w *command.Writer) {
 	all := allCommands()
 	w.Array(len(all))
-	for _, ci := range all {
-		writeInfo(w, ci)
+	for _, m := range all {
+		writeInfo(w, m)
 	}
 }
 
-// writeKeySpec describes the key positions as one range key spec.
-func writeKeySpec(w *command.Writer, ci commandInfo) {
-	w.Array(1)
+// writeKeySpec writes a key spec as COMMAND INFO does.
+func writeKeySpec(w *command.Writer, ks command.KeySpec) {
 	w.Map(3)
 	w.BulkString("flags")
-	w.Set(0)
+	flags := ks.Flags.Names()
+	w.Set(len(flags))
+	for _, f := range flags {
+		w.Simple(f)
+	}
 	w.BulkString("begin_search")
 	w.Map(2)
 	w.BulkString("type")
-	w.BulkString("index")
-	w.BulkString("spec")
-	w.Map(1)
-	w.BulkString("index")
-	w.Int(int64(ci.first))
+	switch {
+	case ks.Begin.Index > 0:
+		w.BulkString("index")
+		w.BulkString("spec")
+		w.Map(1)
+		w.BulkString("index")
+		w.Int(int64(ks.Begin.Index))
+	case ks.Begin.Keyword != "":
+		w.BulkString("keyword")
+		w.BulkString("spec")
+		w.Map(2)
+		w.BulkString("keyword")
+		w.BulkString(ks.Begin.Keyword)
+		w.BulkString("startfrom")
+		w.Int(int64(ks.Begin.StartFrom))
+	default:
+		w.BulkString("unknown")
+		w.BulkString("spec")
+		w.Map(0)
+	}
 	w.BulkString("find_keys")
 	w.Map(2)
 	w.BulkString("type")
-	w.BulkString("range")
-	w.BulkString("spec")
-	w.Map(3)
-	last := ci.last
-	if last > 0 {
-		last -= ci.first
+	switch {
+	case ks.Find.Range:
+		w.BulkString("range")
+		w.BulkString("spec")
+		w.Map(3)
+		w.BulkString("lastkey")
+		w.Int(int64(ks.Find.LastKey))
+		w.BulkString("keystep")
+		w.Int(int64(ks.Find.KeyStep))
+		w.BulkString("limit")
+		w.Int(int64(ks.Find.Limit))
+	case ks.Find.KeyNum:
+		w.BulkString("keynum")
+		w.BulkString("spec")
+		w.Map(3)
+		w.BulkString("keynumidx")
+		w.Int(int64(ks.Find.NumIdx))
+		w.BulkString("firstkey")
+		w.Int(int64(ks.Find.First))
+		w.BulkString("keystep")
+		w.Int(int64(ks.Find.KeyStep))
+	default:
+		w.BulkString("unknown")
+		w.BulkString("spec")
+		w.Map(0)
 	}
-	w.BulkString("lastkey")
-	w.Int(int64(last))
-	w.BulkString("keystep")
-	w.Int(int64(ci.step))
-	w.BulkString("limit")
-	w.Int(0)
 }
 
 func cmdCommand(c *client, argv [][]byte) {
@@ -122,8 +155,8 @@ func cmdCommand(c *client, argv [][]byte) {
 		all := allCommands()
 		c.reply(func(w *command.Writer) {
 			w.Array(len(all))
-			for _, ci := range all {
-				w.BulkString(ci.name)
+			for _, m := range all {
+				w.BulkString(m.Name)
 			}
 		})
 	case sub == "info":
@@ -135,34 +168,34 @@ func cmdCommand(c *client, argv [][]byte) {
 		c.reply(func(w *command.Writer) {
 			w.Array(len(names))
 			for _, n := range names {
-				if ci, ok := findCommand(string(n)); ok {
-					writeInfo(w, ci)
+				if m := findCommand(string(n)); m != nil {
+					writeInfo(w, m)
 				} else {
-					w.NullArray()
+					w.Null()
 				}
 			}
 		})
 	case sub == "docs":
 		names := argv[2:]
-		var list []commandInfo
+		var list []*command.Meta
 		if len(names) == 0 {
 			list = allCommands()
 		} else {
 			for _, n := range names {
-				if ci, ok := findCommand(string(n)); ok {
-					list = append(list, ci)
+				if m := findCommand(string(n)); m != nil {
+					list = append(list, m)
 				}
 			}
 		}
 		c.reply(func(w *command.Writer) {
 			w.Map(len(list))
-			for _, ci := range list {
-				w.BulkString(ci.name)
+			for _, m := range list {
+				w.BulkString(m.Name)
 				w.Map(2)
 				w.BulkString("summary")
-				w.BulkString(ci.name + " (see Redis's documentation)")
+				w.BulkString(m.Name + " (see Redis's documentation)")
 				w.BulkString("group")
-				w.BulkString(ci.group)
+				w.BulkString(m.Group)
 			}
 		})
 	case sub == "getkeys" && len(argv) >= 3:

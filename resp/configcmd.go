@@ -9,8 +9,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/goblindb/goblin/acl"
 	"github.com/goblindb/goblin/command"
 	"github.com/goblindb/goblin/keyspace"
+	"github.com/goblindb/goblin/raftfsm"
 )
 
 // CONFIG GET, SET, RESETSTAT, REWRITE and HELP.
@@ -18,7 +20,8 @@ import (
 // CONFIG GET answers Goblin's own settings (the port, the fsync mode, the
 // password) and, with Redis's values, the settings clients and tools probe
 // at connect time. CONFIG SET changes what can change at run time:
-// requirepass takes effect for new connections at once; the zset encoding
+// requirepass sets the default user's password on every node (see
+// acl.go); the zset encoding
 // thresholds are accepted and kept (Goblin has one structure for every
 // size, so they change nothing), which lets tools and test suites that
 // tune them run. Every other setting is fixed at startup and refused as
@@ -151,8 +154,19 @@ func (s *Server) params() map[string]param {
 			return ""
 		}},
 		{name: "unixsocket", get: func(s *Server) string { return s.cfg.UnixSocket }},
-		{name: "requirepass", get: func(s *Server) string { return s.password() },
-			set: func(s *Server, v string) error { s.setPassword(v); return nil }},
+		{name: "requirepass", get: func(s *Server) string { return s.password() }, set: setRequirePass},
+		{name: "acllog-max-len", get: func(s *Server) string { return strconv.Itoa(s.acl.log.Max()) },
+			set: func(s *Server, v string) error {
+				n, ok := command.ParseInt([]byte(v))
+				switch {
+				case !ok:
+					return errors.New("argument couldn't be parsed into an integer")
+				case n < 0 || n > math.MaxInt32:
+					return fmt.Errorf("argument must be between 0 and %d inclusive", math.MaxInt32)
+				}
+				s.acl.log.SetMax(int(n))
+				return nil
+			}},
 		numeric("zset-max-listpack-entries", "128", 0, sizeMax, false),
 		numeric("zset-max-listpack-value", "64", 0, sizeMax, true),
 		numeric("hash-max-listpack-entries", "512", 0, sizeMax, false),
@@ -170,6 +184,22 @@ func (s *Server) params() map[string]param {
 		m[k] = param{name: k, get: fixed(v)}
 	}
 	return m
+}
+
+// setRequirePass makes v the default user's only password ("": nopass),
+// on every node, as Redis applies requirepass to its default user. This
+// node keeps v for CONFIG GET.
+func setRequirePass(s *Server, v string) error {
+	reply, err := s.proposeACL(&raftfsm.ACLChange{Kind: raftfsm.ACLSetUser,
+		Users: []raftfsm.ACLUser{{Name: acl.DefaultUser, Rules: acl.HashRules(defaultPasswordRules(v))}}})
+	if err != nil {
+		return translate(err)
+	}
+	if len(reply) > 0 && reply[0] == '-' {
+		return errors.New(strings.TrimSpace(string(reply[1:])))
+	}
+	s.setPassword(v)
+	return nil
 }
 
 // lookupParam finds a parameter by name or alias, ignoring case.

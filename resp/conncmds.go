@@ -1,8 +1,10 @@
 package resp
 
 import (
+	"sort"
 	"strings"
 
+	"github.com/goblindb/goblin/acl"
 	"github.com/goblindb/goblin/command"
 )
 
@@ -23,6 +25,8 @@ type connCommand struct {
 	// (counting the command name), checked before the command runs or is
 	// queued, as Redis checks them.
 	sub map[string]int
+	// meta is the command's Redis metadata (categories, key specs).
+	meta *command.Meta
 }
 
 type multiMode uint8
@@ -58,6 +62,7 @@ func init() {
 		{name: "role", arity: 1, run: cmdRole, inMulti: atExec, flags: command.Fast, group: "server"},
 		{name: "cluster", arity: -2, run: cmdCluster, inMulti: atExec, group: "cluster"},
 		{name: "goblin", arity: -2, run: cmdGoblin, flags: command.Admin, group: "server"},
+		{name: "acl", arity: -2, run: cmdACL, inMulti: atExec, group: "server"},
 	} {
 		connCommands[cc.name] = cc
 	}
@@ -65,6 +70,32 @@ func init() {
 		"no-evict": 3, "no-touch": 3, "reply": 3, "unblock": -3, "help": 2}
 	connCommands["command"].sub = map[string]int{"count": 2, "docs": -2, "getkeys": -3, "info": -2, "list": -2}
 	connCommands["config"].sub = configSubs
+	connCommands["acl"].sub = subArities("acl")
+	for _, cc := range connCommands {
+		cc.meta = command.LookupMeta(cc.name)
+		var subs []string
+		for sub := range cc.sub {
+			subs = append(subs, sub)
+		}
+		switch cc.name {
+		case "cluster":
+			subs = clusterSubs
+		case "goblin", "acl":
+			subs = nil // every subcommand
+		}
+		sort.Strings(subs)
+		command.MarkServed(cc.name, subs)
+	}
+}
+
+// subArities returns the arity of each of a container's subcommands, from
+// Redis's metadata.
+func subArities(name string) map[string]int {
+	out := map[string]int{}
+	for _, s := range command.LookupMeta(name).Subs {
+		out[s.SubName()] = s.Arity
+	}
+	return out
 }
 
 // checkSub checks a container command's subcommand and its arity.
@@ -126,30 +157,19 @@ func cmdReadwrite(c *client, argv [][]byte) {
 	c.reply(func(w *command.Writer) { w.OK() })
 }
 
-// authenticate checks a user and password against the configuration: the
-// only user is "default", whose password is RequirePass (none: any).
-func (c *client) authenticate(user, pass []byte) error {
-	if !strings.EqualFold(string(user), "default") {
-		return errWrongPass
-	}
-	if pw := c.s.password(); pw != "" && string(pass) != pw {
-		return errWrongPass
-	}
-	c.authed = true
-	return nil
-}
-
 func cmdAuth(c *client, argv [][]byte) {
 	var err error
 	switch len(argv) {
 	case 2:
-		if c.s.password() == "" {
+		// AUTH <password> is the default user's, and an error when it
+		// has no password, as in Redis.
+		if c.s.users().Default().NoPass() {
 			err = errNoPassword
 		} else {
-			err = c.authenticate([]byte("default"), argv[1])
+			err = c.authenticate(argv[0], []byte(acl.DefaultUser), argv[1])
 		}
 	case 3:
-		err = c.authenticate(argv[1], argv[2])
+		err = c.authenticate(argv[0], argv[1], argv[2])
 	default:
 		err = command.ErrSyntax
 	}
@@ -211,12 +231,12 @@ func cmdHello(c *client, argv [][]byte) {
 		}
 	}
 	if user != nil {
-		if err := c.authenticate(user, pass); err != nil {
+		if err := c.authenticate(argv[0], user, pass); err != nil {
 			c.replyError(err)
 			return
 		}
 	}
-	if !c.authed {
+	if !c.acl.authed {
 		c.replyError(command.Errorf("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"))
 		return
 	}

@@ -18,8 +18,8 @@ func (c *client) runBatch(cmds [][][]byte) {
 	c.barrier = false
 	c.lastTime.Store(time.Now().UnixMilli())
 	for _, argv := range cmds {
-		if c.quit {
-			break // Redis runs nothing after QUIT
+		if c.quit || c.isKilled() {
+			break // Redis runs nothing after QUIT, or once the user is gone
 		}
 		if len(argv) == 0 {
 			continue
@@ -54,16 +54,20 @@ func (c *client) execute(argv [][]byte) {
 	switch {
 	case cc != nil:
 		fullname = cc.name
-		c.setLastCmd(&cc.name)
+		c.setLastCmd(lastCmdName(&cc.name, cc.meta, argv))
 	case spec != nil:
 		fullname = spec.Name
-		c.setLastCmd(&spec.Name)
+		c.setLastCmd(lastCmdName(&spec.Name, spec.Meta, argv))
 	}
 
-	if !c.authed && (cc == nil || !cc.noAuth) {
-		c.reject(cc, errNoAuth)
-		return
+	if us := c.s.users(); us != c.acl.users {
+		c.refreshUsers(us)
+		if c.isKilled() {
+			return // the connection's user is gone: it closes
+		}
 	}
+	// Redis's order: existence and arity, authentication, commands
+	// refused in a transaction, then permissions.
 	if cc == nil && spec == nil {
 		c.reject(nil, command.UnknownCommandError(argv))
 		return
@@ -90,17 +94,32 @@ func (c *client) execute(argv [][]byte) {
 			return
 		}
 	}
+	if c.authRequired() && (cc == nil || !cc.noAuth) {
+		c.reject(cc, errNoAuth)
+		return
+	}
+	if c.multi != nil && ((cc != nil && cc.inMulti == refuse) || (spec != nil && spec.Flags&command.NoMulti != 0)) {
+		c.reject(cc, errNotAllowed)
+		return
+	}
+	if !c.acl.user.Unrestricted() {
+		var m *command.Meta
+		if cc != nil {
+			m = cc.meta
+		} else {
+			m = spec.Meta
+		}
+		if !c.permit(cc, m, argv) {
+			return
+		}
+	}
 	cnt.Add(1)
 	c.s.stats.commands.Add(1)
 
 	if c.multi != nil {
 		c.drain()
-		switch {
-		case cc == nil || cc.inMulti == queue || cc.inMulti == atExec:
+		if cc == nil || cc.inMulti == queue || cc.inMulti == atExec {
 			c.queue(argv, spec, cc)
-			return
-		case cc.inMulti == refuse:
-			c.reject(cc, errNotAllowed)
 			return
 		}
 	}
@@ -234,6 +253,17 @@ func (c *client) read(spec *command.Spec, argv [][]byte) {
 	c.ctx = command.Ctx{KS: c.view, DB: c.db, Now: c.viewNow, W: c.writer(), Rand: rand.Uint64}
 	spec.Run(&c.ctx, argv)
 	c.flush()
+}
+
+// lastCmdName is the name CLIENT LIST shows for argv: a container's
+// subcommand's full name ("config|get") when argv names one.
+func lastCmdName(name *string, m *command.Meta, argv [][]byte) *string {
+	if m != nil && len(m.Subs) > 0 && len(argv) > 1 {
+		if sm := m.Sub(argv[1]); sm != nil {
+			return &sm.Name
+		}
+	}
+	return name
 }
 
 // setLastCmd records the command for CLIENT LIST; name points into the

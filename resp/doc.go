@@ -17,6 +17,15 @@
 // which parses requests with Redis's own rules and error texts before
 // redcon sees them; canonical requests pass through in place.
 //
+// ACL users (acl.go, aclclient.go, aclcmd.go): every command is checked
+// against the connection's user before it runs, after Redis's checks of
+// existence, arity and authentication: one branch for a user with every
+// permission, a bitmap test otherwise, and key patterns only when the
+// user's keys are restricted. The users are the replicated ones (the
+// state machine's copy), changed through OpACL entries; the connection
+// resolves its user again when they change, and closes when its user is
+// deleted.
+//
 // Blocking pops (blocking.go): a BZPOPMIN that finds nothing waits here,
 // in a first-come first-served registry the state machine's Ready hook
 // feeds, and proposes its command again when a key it waits on gets

@@ -157,6 +157,7 @@ func infoStats(s *Server, b *strings.Builder) {
 	kv(b, "total_commands_processed", s.stats.commands.Load())
 	kv(b, "rejected_calls", s.stats.rejected.Load())
 	kv(b, "total_error_replies", s.stats.errors.Load())
+	infoACLStats(s, b)
 }
 
 func infoCPU(s *Server, b *strings.Builder) {

@@ -14,9 +14,14 @@ type multiState struct {
 	commands []raftfsm.Command
 	// edge[i] is the connection command to run at the edge for
 	// commands[i], nil for a command of the state machine.
-	edge  []*connCommand
-	dirty bool // a queued command was rejected: EXEC aborts
-	db    int  // the database the next queued command runs in
+	edge []*connCommand
+	// metas[i] is commands[i]'s metadata, for the permission check EXEC
+	// runs again; denied[i], set at EXEC, replaces the reply of a command
+	// no longer allowed.
+	metas  []*command.Meta
+	denied []error
+	dirty  bool // a queued command was rejected: EXEC aborts
+	db     int  // the database the next queued command runs in
 }
 
 // watchState is what WATCH recorded: each key with the log index the
@@ -55,6 +60,13 @@ func (c *client) queue(argv [][]byte, spec *command.Spec, cc *connCommand) {
 		edge = cc
 	}
 	c.multi.edge = append(c.multi.edge, edge)
+	var m *command.Meta
+	if cc != nil {
+		m = cc.meta
+	} else {
+		m = spec.Meta
+	}
+	c.multi.metas = append(c.multi.metas, command.MetaFor(m, argv))
 	if cc != nil && cc.name == "select" {
 		if db, err := command.ParseDB(argv[1]); err == nil {
 			c.multi.db = db
@@ -95,12 +107,21 @@ func cmdExec(c *client, argv [][]byte) {
 		c.replyError(command.Errorf("EXECABORT Transaction discarded because of previous errors."))
 		return
 	}
+	// Permissions are checked again, as Redis does: they may have changed
+	// since the commands were queued. A command no longer allowed does
+	// not run; an error takes its reply's place.
+	m.denied = make([]error, len(m.commands))
+	spliced := false
+	for i, cmd := range m.commands {
+		m.denied[i] = c.checkQueued(m.metas[i], cmd.Argv)
+		spliced = spliced || m.denied[i] != nil || m.edge[i] != nil
+	}
 	// The state machine runs the data commands as one entry; the edge runs
 	// the connection and server commands queued among them once it is
 	// applied, and their replies take their places in EXEC's reply.
 	data := make([]raftfsm.Command, 0, len(m.commands))
 	for i, cmd := range m.commands {
-		if m.edge[i] == nil {
+		if m.edge[i] == nil && m.denied[i] == nil {
 			data = append(data, cmd)
 		}
 	}
@@ -117,7 +138,7 @@ func cmdExec(c *client, argv [][]byte) {
 	if ran {
 		c.db = m.db
 	}
-	if !ran || len(data) == len(m.commands) {
+	if !ran || !spliced {
 		c.send(res.Reply)
 		return
 	}
@@ -130,17 +151,24 @@ func cmdExec(c *client, argv [][]byte) {
 func spliceExec(c *client, m *multiState, reply []byte) []byte {
 	rest := reply[bytes.IndexByte(reply, '\n')+1:]
 	out := []byte("*" + strconv.Itoa(len(m.commands)) + "\r\n")
+	c.acl.execing = true
+	defer func() { c.acl.execing = false }()
 	for i, cmd := range m.commands {
 		cc := m.edge[i]
-		if cc == nil {
+		switch {
+		case m.denied[i] != nil:
+			var w command.Writer
+			w.Error(m.denied[i])
+			out = append(out, w.Bytes()...)
+		case cc == nil:
 			n := replyLen(rest)
 			out = append(out, rest[:n]...)
 			rest = rest[n:]
-			continue
+		default:
+			c.capture = out
+			cc.run(c, cmd.Argv)
+			out, c.capture = c.capture, nil
 		}
-		c.capture = out
-		cc.run(c, cmd.Argv)
-		out, c.capture = c.capture, nil
 	}
 	return out
 }

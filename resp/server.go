@@ -35,6 +35,13 @@ type Config struct {
 	RunID string
 	// Settings are extra CONFIG GET parameters (name → value).
 	Settings map[string]string
+	// OperatorACL is the node's configuration of users (--aclfile); nil:
+	// the default user with RequirePass. ACL is where the replicated users
+	// are; nil: the backend's state machine, if it has one. NodeID names
+	// the node in the replicated state (default: the backend's ID).
+	OperatorACL *OperatorACL
+	ACL         ACLSource
+	NodeID      string
 }
 
 // Server serves RESP for one node.
@@ -60,6 +67,7 @@ type Server struct {
 	blocked  blockRegistry
 	settings settings
 	pass     atomic.Pointer[string] // requirepass, which CONFIG SET may change
+	acl      aclServer
 
 	stats stats
 }
@@ -85,6 +93,10 @@ func NewServer(cfg Config, backend Backend) *Server {
 		closing: make(chan struct{})}
 	s.cluster, _ = backend.(ClusterBackend)
 	s.setPassword(cfg.RequirePass)
+	if s.cfg.NodeID == "" {
+		s.cfg.NodeID = backend.Status().ID
+	}
+	s.initACL()
 	backend.OnKeyReady(func(db int, key []byte) {
 		if key == nil {
 			s.blocked.wakeAll()
@@ -228,7 +240,7 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	}
 	c := newClient(s, conn)
 	if fc, ok := conn.NetConn().(*framedConn); ok {
-		fc.unauth = func() bool { return !c.authed }
+		fc.unauth = c.authRequired
 	}
 	s.clients[c.id] = c
 	conn.SetContext(c)
@@ -266,7 +278,7 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	c.nc = fc.Conn
 	c.serveBatch([][][]byte{cmd.Args})
 	flush := c.flushOut
-	for !c.quit {
+	for !c.quit && !c.isKilled() {
 		cmds, err := fc.readBatch(flush)
 		if err != nil {
 			c.flushOut()

@@ -83,6 +83,7 @@ type options struct {
 	cluster                                             clusterOptions
 	plane                                               planeOptions
 	tls                                                 tlsOptions
+	acl                                                 aclOptions
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -109,6 +110,7 @@ func parseFlags(args []string) (*options, error) {
 	o.cluster.register(fs)
 	o.tls.register(fs)
 	o.plane.register(fs)
+	o.acl.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -202,6 +204,10 @@ func run(args []string) error {
 		return fmt.Errorf("--double-format must be 7.2 or 7.0")
 	}
 	logger := hclog.New(&hclog.LoggerOptions{Name: "goblind", Level: hclog.LevelFromString(o.logLevel), Output: os.Stderr})
+	operatorACL, err := o.acl.operator(o.requirePass, logger)
+	if err != nil {
+		return err
+	}
 	tuned, err := tuneRuntime(o.procs, o.gcPercent)
 	if err != nil {
 		return err
@@ -260,12 +266,14 @@ func run(args []string) error {
 		Double70:    o.doubleFormat == "7.0",
 		Version:     version,
 		RunID:       fmt.Sprintf("%040x", time.Now().UnixNano()),
+		OperatorACL: operatorACL,
 	}), n)
 	if err := srv.Listen(); err != nil {
 		n.Close()
 		return err
 	}
 	srv.Serve()
+	srv.SyncACL()
 	if cl != nil {
 		// Gossip starts once this node answers RESP: peers that learn of
 		// it may forward to it at once.

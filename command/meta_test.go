@@ -1,0 +1,120 @@
+package command
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// Every served command's table entry agrees with Redis's metadata: the
+// same arity, the same write/readonly/blocking nature, and the same key
+// positions.
+func TestSpecsAgreeWithRedisMeta(t *testing.T) {
+	for _, s := range All() {
+		m := s.Meta
+		if m == nil {
+			t.Errorf("%s: no metadata", s.Name)
+			continue
+		}
+		if !m.Served {
+			t.Errorf("%s: not marked served", s.Name)
+		}
+		if s.Arity != m.Arity {
+			t.Errorf("%s: arity %d, Redis %d", s.Name, s.Arity, m.Arity)
+		}
+		for _, f := range []struct {
+			goblin Flags
+			redis  CmdFlags
+		}{{Write, CmdWrite}, {ReadOnly, CmdReadOnly}, {Blocking, CmdBlocking}} {
+			if len(m.Subs) > 0 {
+				break // a container's flags are its subcommands'
+			}
+			if (s.Flags&f.goblin != 0) != (m.Flags&f.redis != 0) {
+				t.Errorf("%s: flags %v, Redis %v", s.Name, s.Flags.Names(), m.Flags.Names())
+			}
+		}
+		if s.FirstKey != 0 && (s.FirstKey != m.First || s.LastKey != m.Last || s.Step != m.Step) {
+			t.Errorf("%s: keys %d %d %d, Redis %d %d %d", s.Name, s.FirstKey, s.LastKey, s.Step, m.First, m.Last, m.Step)
+		}
+	}
+}
+
+// Categories are Redis's, implicit ones included (as COMMAND INFO on
+// Redis 7.2 reports them).
+func TestCategories(t *testing.T) {
+	for name, want := range map[string]string{
+		"zadd":          "write sortedset fast",
+		"zrangestore":   "write sortedset slow",
+		"bzpopmin":      "write sortedset fast blocking",
+		"zrange":        "read sortedset slow",
+		"flushall":      "keyspace write slow dangerous",
+		"config":        "slow",
+		"config|set":    "admin slow dangerous",
+		"client|id":     "slow connection",
+		"ping":          "fast connection",
+		"multi":         "fast transaction",
+		"auth":          "fast connection",
+		"acl|whoami":    "slow",
+		"acl|setuser":   "admin slow dangerous",
+		"keys":          "keyspace read slow dangerous",
+		"goblin|remove": "admin slow dangerous",
+		"goblin|nodes":  "admin slow dangerous",
+		"zcreate":       "write sortedset slow",
+	} {
+		m := LookupMeta(name)
+		if m == nil {
+			t.Errorf("%s: no metadata", name)
+			continue
+		}
+		if got := strings.Join(m.Categories.Names(), " "); got != want {
+			t.Errorf("%s: categories %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestKeyRefs(t *testing.T) {
+	argv := func(s string) [][]byte {
+		var out [][]byte
+		for _, f := range strings.Fields(s) {
+			out = append(out, []byte(f))
+		}
+		return out
+	}
+	rd, wr := KeyRO|KeyAccess, KeyRW|KeyUpdate
+	for _, tc := range []struct {
+		cmd  string
+		want []KeyRef
+	}{
+		{"zadd k 1 a", []KeyRef{{1, wr}}},
+		{"zrange k 0 -1", []KeyRef{{1, rd}}},
+		{"zrangestore d s 0 -1", []KeyRef{{1, KeyOW | KeyUpdate}, {2, rd}}},
+		{"zunionstore d 2 a b weights 1 2", []KeyRef{{1, KeyOW | KeyUpdate}, {3, rd}, {4, rd}}},
+		{"zunionstore d 0 a", nil},
+		{"zunionstore d x a", nil},
+		{"zunionstore d 5 a", nil},
+		{"del a b c", []KeyRef{{1, KeyRM | KeyDelete}, {2, KeyRM | KeyDelete}, {3, KeyRM | KeyDelete}}},
+		{"bzpopmin a b 0", []KeyRef{{1, KeyRW | KeyAccess | KeyDelete}, {2, KeyRW | KeyAccess | KeyDelete}}},
+		{"bzmpop 0 2 a b min", []KeyRef{{3, KeyRW | KeyAccess | KeyDelete}, {4, KeyRW | KeyAccess | KeyDelete}}},
+		{"rename a b", []KeyRef{{1, KeyRW | KeyAccess | KeyDelete}, {2, KeyOW | KeyUpdate}}},
+		{"ping", nil},
+	} {
+		a := argv(tc.cmd)
+		m := MetaFor(LookupMeta(string(a[0])), a)
+		if got := m.KeyRefs(a, nil); (len(got) != 0 || len(tc.want) != 0) && !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.cmd, got, tc.want)
+		}
+	}
+}
+
+// Command IDs are dense, and a bitmap of 512 bits covers them (the ACL
+// package's selectors use one).
+func TestMetaIDs(t *testing.T) {
+	if n := MetaCount(); n > 511 {
+		t.Fatalf("%d commands: more than an ACL bitmap holds", n)
+	}
+	for i := 0; i < MetaCount(); i++ {
+		if MetaByID(i).ID != i {
+			t.Fatalf("ID %d holds %s with ID %d", i, MetaByID(i).Name, MetaByID(i).ID)
+		}
+	}
+}

@@ -1,0 +1,43 @@
+package node
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/goblindb/goblin/acl"
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+// An ACL change proposed on a follower is forwarded, validated by the
+// leader, and applied on every node; one that is not valid is refused
+// before it reaches the log.
+func TestACLChangeReplicates(t *testing.T) {
+	tc := newTestCluster(t, 3, nil)
+	f := tc.followers()[0]
+	e := &raftfsm.Entry{Op: raftfsm.OpACL, ACL: &raftfsm.ACLChange{Kind: raftfsm.ACLSetUser,
+		Users: []raftfsm.ACLUser{{Name: "alice", Rules: acl.HashRules([]string{"on", ">pw", "~*", "+@all"})}}}}
+	res, err := f.Apply(e)
+	if err != nil || string(res.Reply) != "+OK\r\n" {
+		t.Fatalf("SETUSER through %s: %q, %v", f.ID(), res.Reply, err)
+	}
+	for _, n := range tc.all() {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			u := n.FSM().A.ACLUsers().Get("alice")
+			if u != nil && u.CheckPassword([]byte("pw")) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s has no alice", n.ID())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	bad := &raftfsm.Entry{Op: raftfsm.OpACL, ACL: &raftfsm.ACLChange{Kind: raftfsm.ACLSetUser}}
+	leader := tc.waitLeader()
+	wait := leader.ApplyForwarded(bad.Encode(nil))
+	if _, err := wait(); !errors.Is(err, ErrBadEntry) {
+		t.Fatalf("an ACL entry without a user: %v", err)
+	}
+}
