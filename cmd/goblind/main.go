@@ -227,6 +227,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	defer creds.watch(o.tls.watchInterval, logger)()
 	cl, err := newCluster(o, creds, logger)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
@@ -10,6 +11,9 @@ import (
 	"net"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/goblindb/goblin/cluster"
 	"github.com/goblindb/goblin/internal/tlsconf"
@@ -229,4 +233,21 @@ func isLoopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// watch reloads the cluster's certificate files when they change, as the
+// client TLS files are (every --tls-watch-interval); the returned function
+// stops it.
+func (c *planeCreds) watch(every time.Duration, logger hclog.Logger) func() {
+	if c.files == nil || every <= 0 {
+		return func() {}
+	}
+	c.files.OnReload(func() {
+		logger.Info("cluster TLS certificates reloaded", "serial", fmt.Sprintf("%x", c.files.Leaf().SerialNumber))
+	})
+	ctx, stop := context.WithCancel(context.Background())
+	go c.files.Watch(ctx, every, func(err error) {
+		logger.Error("cluster TLS files changed but cannot be loaded; the certificates in use stay", "error", err)
+	})
+	return stop
 }
