@@ -11,6 +11,16 @@ func init() {
 
 var errRandCountRange = Errorf("ERR value is out of range, value must between %d and %d", -math.MaxInt64, math.MaxInt64)
 
+// maxAppliedRandReply bounds the reply of a ZRANDMEMBER with repetition
+// on the apply path (inside MULTI). Every node builds that reply in
+// memory, and a log entry asking for more than any node holds would stop
+// every node again each time it replays the log; past the bound the
+// command answers errRandReplyTooLarge instead (the same on every node,
+// as the reply bytes are). Every other reply is bounded by the state.
+const maxAppliedRandReply = 64 << 20
+
+var errRandReplyTooLarge = &Error{"ERR ZRANDMEMBER count is too large inside a transaction"}
+
 // random returns a uniformly distributed number in [0, n). Reads use the
 // server's source; inside a transaction (the apply path) the choice comes
 // from a generator seeded by the log index, so every node answers alike.
@@ -93,9 +103,20 @@ func runZRandMember(c *Ctx, argv [][]byte) {
 		if l == 1 {
 			count = 1
 		}
+		start := w.Len()
+		// Each pick takes 6 bytes at least ("$0\r\n\r\n").
+		if c.writing() && count > maxAppliedRandReply/6 {
+			w.Error(errRandReplyTooLarge)
+			return
+		}
 		header(int(count))
 		for ; count > 0; count-- {
 			emit(int(c.random(size)))
+			if c.writing() && w.Len()-start > maxAppliedRandReply {
+				w.Truncate(start)
+				w.Error(errRandReplyTooLarge)
+				return
+			}
 		}
 	case uint64(l) >= size:
 		// The whole set, from the highest rank down, as Redis iterates it.
