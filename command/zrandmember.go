@@ -11,13 +11,14 @@ func init() {
 
 var errRandCountRange = Errorf("ERR value is out of range, value must between %d and %d", -math.MaxInt64, math.MaxInt64)
 
-// maxAppliedRandReply bounds the reply of a ZRANDMEMBER with repetition
-// on the apply path (inside MULTI). Every node builds that reply in
-// memory, and a log entry asking for more than any node holds would stop
-// every node again each time it replays the log; past the bound the
-// command answers errRandReplyTooLarge instead (the same on every node,
-// as the reply bytes are). Every other reply is bounded by the state.
-const maxAppliedRandReply = 64 << 20
+// MaxAppliedReply bounds the replies a log entry builds on the apply
+// path. Every node builds them in memory, and an entry asking for more
+// than a node holds would stop every node again each time it replays the
+// log. A ZRANDMEMBER with repetition (inside MULTI) that would pass it
+// answers errRandReplyTooLarge instead, the same on every node, as the
+// reply bytes are; every other command's reply is bounded by the state,
+// and the applier bounds how many of those one entry runs.
+const MaxAppliedReply = 64 << 20
 
 var errRandReplyTooLarge = &Error{"ERR ZRANDMEMBER count is too large inside a transaction"}
 
@@ -105,14 +106,14 @@ func runZRandMember(c *Ctx, argv [][]byte) {
 		}
 		start := w.Len()
 		// Each pick takes 6 bytes at least ("$0\r\n\r\n").
-		if c.writing() && count > maxAppliedRandReply/6 {
+		if c.writing() && count > MaxAppliedReply/6 {
 			w.Error(errRandReplyTooLarge)
 			return
 		}
 		header(int(count))
 		for ; count > 0; count-- {
 			emit(int(c.random(size)))
-			if c.writing() && w.Len()-start > maxAppliedRandReply {
+			if c.writing() && w.Len()-start > MaxAppliedReply {
 				w.Truncate(start)
 				w.Error(errRandReplyTooLarge)
 				return

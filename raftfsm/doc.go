@@ -17,5 +17,9 @@
 // bad entry an outage that every restart replays. An entry that decodes
 // runs command by command, and a command the Applier cannot run (unknown,
 // wrong arity, bad arguments) gets the error reply Redis would give it,
-// as values: nothing is half-applied.
+// as values: nothing is half-applied. Every node builds an entry's
+// replies in memory, so they are bounded: once they pass
+// command.MaxAppliedReply, the entry's remaining reads answer an error
+// instead of running (its writes still run), and a ZRANDMEMBER with
+// repetition that would pass it alone answers an error.
 package raftfsm

@@ -112,3 +112,35 @@ func TestApplierAnswersWhatItCannotRun(t *testing.T) {
 	}
 	checkSets(t, f.KS())
 }
+
+// A transaction's reads stop running once its replies pass
+// command.MaxAppliedReply, so no entry builds more than a node holds; its
+// writes still run.
+func TestEntryReplyIsBounded(t *testing.T) {
+	f := newFuzzFSM(t)
+	member := strings.Repeat("m", 1<<20)
+	one := "*1\r\n$1048576\r\n" + member + "\r\n"
+	cmds := []Command{cmd(0, "ZADD", "big", "1", member)}
+	for range 70 {
+		cmds = append(cmds, cmd(0, "ZRANGE", "big", "0", "-1"))
+	}
+	cmds = append(cmds, cmd(0, "ZADD", "big", "2", "n"), cmd(0, "ZCARD", "big"))
+	r := f.Apply(&raft.Log{Index: 100, Type: raft.LogCommand, Data: (&Entry{Op: OpMulti, Proto: 2, Time: fuzzEpoch, Commands: cmds}).Encode(nil)}).(Result)
+	reply := string(r.Reply)
+	// The header, the ZADD, then full ZRANGE replies until the total
+	// passes the bound.
+	rest, ok := strings.CutPrefix(reply, "*73\r\n:1\r\n")
+	full := 0
+	for ok {
+		if rest, ok = strings.CutPrefix(rest, one); ok {
+			full++
+		}
+	}
+	tooLarge := "-ERR reply too large: this transaction's replies passed 64 MiB, its remaining reads are not run\r\n"
+	if want := strings.Repeat(tooLarge, 70-full) + ":1\r\n" + tooLarge; full != 64 || rest != want {
+		t.Fatalf("%d full ZRANGE replies (want 64), then %.300q", full, rest)
+	}
+	if z := f.KS().DB(0).Peek([]byte("big")); z == nil || z.Z.Len() != 2 {
+		t.Fatal("the transaction's last write did not run")
+	}
+}
