@@ -49,6 +49,10 @@ func TestUndecodableEntryFails(t *testing.T) {
 			if !errors.Is(res.Err, ErrEntryFailed) || !errors.Is(res.Err, ErrCorrupt) || res.Reply != nil || res.Index != 2 {
 				t.Fatalf("result of the bad entry: %+v", res)
 			}
+			// A client reads "-ERR " and this.
+			if msg := res.Err.Error(); !strings.HasPrefix(msg, "log entry failed (index 2): raftfsm: corrupt log entry") {
+				t.Fatalf("error text %q", msg)
+			}
 			for _, i := range []int{0, 2} {
 				if r := out[i].(Result); r.Err != nil || string(r.Reply) != ":1\r\n" {
 					t.Fatalf("entry %d around the bad one: %+v", i, r)
