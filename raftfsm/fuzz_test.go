@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/hashicorp/raft"
@@ -140,7 +141,22 @@ func fuzzSetup() []*Entry {
 	}
 }
 
+// newFuzzFSM returns an FSM in the state fuzzSetup leaves: a copy of one
+// built once, as applying the setup for every input would cost more than
+// the input.
 func newFuzzFSM(t testing.TB) *FSM {
+	base, err := fuzzBase()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := New()
+	f.A.KS = base.KS().Clone()
+	f.A.now = base.A.now
+	f.applied.Store(base.Applied())
+	return f
+}
+
+var fuzzBase = sync.OnceValues(func() (*FSM, error) {
 	f := New()
 	var logs []*raft.Log
 	for i, e := range fuzzSetup() {
@@ -148,11 +164,11 @@ func newFuzzFSM(t testing.TB) *FSM {
 	}
 	for i, r := range f.ApplyBatch(logs) {
 		if res := r.(Result); res.Err != nil || bytes.HasPrefix(res.Reply, []byte("-")) {
-			t.Fatalf("setup entry %d: %q %v", i, res.Reply, res.Err)
+			return nil, fmt.Errorf("setup entry %d: %q %v", i, res.Reply, res.Err)
 		}
 	}
-	return f
-}
+	return f, nil
+})
 
 // fuzzWords is the vocabulary programs draw arguments from; fuzzNames
 // the command names (sorted, so a corpus means the same from run to run).
