@@ -112,6 +112,35 @@ func TestGarbageInTheLogFailsAndIsReplayed(t *testing.T) {
 	}
 }
 
+// Every node of a cluster records the same garbage entries as failed and
+// stays identical to the others.
+func TestGarbageFailsOnEveryNode(t *testing.T) {
+	tc := newTestCluster(t, 3, nil)
+	leader := tc.waitLeader()
+	garbage := garbageEntries(t)
+	for i, g := range garbage {
+		if _, err := (&Pending{f: leader.Raft().Apply(g, 5*time.Second)}).Wait(); !errors.Is(err, raftfsm.ErrEntryFailed) {
+			t.Fatalf("garbage %d: %v", i, err)
+		}
+		if _, err := tc.followers()[i%2].Apply(zaddEntry("k", fmt.Sprint(i), i)); err != nil {
+			t.Fatalf("a write through a follower after garbage %d: %v", i, err)
+		}
+	}
+	want := uint64(len(garbage))
+	last := leader.AppliedIndex()
+	for _, n := range tc.all() {
+		poll(t, 10*time.Second, n.ID()+" to apply the log", func() bool { return n.AppliedIndex() >= last })
+		if got := n.FSM().Failed(); got != want {
+			t.Errorf("%s recorded %d failed entries, want %d", n.ID(), got, want)
+		}
+		for i := range garbage {
+			if got := score(n, "k", fmt.Sprint(i)); got != fmt.Sprint(i) {
+				t.Errorf("%s: member %d has score %q", n.ID(), i, got)
+			}
+		}
+	}
+}
+
 // A forwarded entry that raftfsm.Validate refuses (garbage, an op only a
 // leader proposes, a read, an unknown command, bad arguments) is refused
 // with ErrBadEntry before it reaches the log, on every node.
