@@ -145,8 +145,8 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 func (f *FSM) fail(l *raft.Log, cause error) Result {
 	f.failed.Add(1)
 	if f.Logger != nil {
-		op := "none"
-		if len(l.Data) >= 2 {
+		op := "unknown"
+		if len(l.Data) >= 2 && l.Data[0] == Version {
 			op = Op(l.Data[1]).String()
 		}
 		f.Logger.Error("log entry failed: it cannot be decoded, and changes nothing",
