@@ -11,6 +11,17 @@ func init() {
 
 var errRandCountRange = Errorf("ERR value is out of range, value must between %d and %d", -math.MaxInt64, math.MaxInt64)
 
+// MaxAppliedReply bounds the replies a log entry builds on the apply
+// path. Every node builds them in memory, and an entry asking for more
+// than a node holds would stop every node again each time it replays the
+// log. A ZRANDMEMBER with repetition (inside MULTI) that would pass it
+// answers errRandReplyTooLarge instead, the same on every node, as the
+// reply bytes are; every other command's reply is bounded by the state,
+// and the applier bounds how many of those one entry runs.
+const MaxAppliedReply = 64 << 20
+
+var errRandReplyTooLarge = &Error{"ERR ZRANDMEMBER count is too large inside a transaction"}
+
 // random returns a uniformly distributed number in [0, n). Reads use the
 // server's source; inside a transaction (the apply path) the choice comes
 // from a generator seeded by the log index, so every node answers alike.
@@ -93,9 +104,20 @@ func runZRandMember(c *Ctx, argv [][]byte) {
 		if l == 1 {
 			count = 1
 		}
+		start := w.Len()
+		// Each pick takes 6 bytes at least ("$0\r\n\r\n").
+		if c.writing() && count > MaxAppliedReply/6 {
+			w.Error(errRandReplyTooLarge)
+			return
+		}
 		header(int(count))
 		for ; count > 0; count-- {
 			emit(int(c.random(size)))
+			if c.writing() && w.Len()-start > MaxAppliedReply {
+				w.Truncate(start)
+				w.Error(errRandReplyTooLarge)
+				return
+			}
 		}
 	case uint64(l) >= size:
 		// The whole set, from the highest rank down, as Redis iterates it.

@@ -3,6 +3,8 @@ package node
 import (
 	"errors"
 	"strings"
+
+	"github.com/goblindb/goblin/raftfsm"
 )
 
 // Errors returned by the write and read paths.
@@ -43,6 +45,7 @@ var wireCodes = []struct {
 	{"STALE", ErrStale},
 	{"BADENTRY", ErrBadEntry},
 	{"NOSUCHNODE", ErrNoSuchNode},
+	{"FAILED", raftfsm.ErrEntryFailed},
 }
 
 // WireError returns the error line (without '-' and CRLF) a leader sends

@@ -121,6 +121,7 @@ func New(cfg Config) (*Node, error) {
 	// the runtime gets round to it (one forced GC per snapshot, at most
 	// every SnapshotInterval).
 	n.fsm.OnSnapshotReleased = debug.FreeOSMemory
+	n.fsm.Logger = cfg.Logger.Named("fsm")
 	n.verifier.fn = n.verifyLeader
 	n.leaderReads.fn = n.leaderReadIndex
 	n.fsm.A.Ready = func(db int, key []byte) {

@@ -21,6 +21,9 @@ type Status struct {
 	// (-1: never).
 	LastContact time.Duration
 	Fsync       string
+	// FailedEntries counts the log entries this node's state machine
+	// recorded as failed since it started (raftfsm.FSM.Failed).
+	FailedEntries uint64
 	// Clustered is true when the node runs with peers (cluster mode).
 	Clustered bool
 	// Nodes lists the Raft configuration and the nodes gossip knows of,
@@ -73,6 +76,7 @@ func (n *Node) Status() Status {
 		Clustered:   n.peers != nil,
 		Raft:        n.raft.Stats(),
 	}
+	st.FailedEntries = n.fsm.Failed()
 	if lc := n.raft.LastContact(); !lc.IsZero() {
 		st.LastContact = time.Since(lc)
 	}

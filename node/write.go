@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -149,7 +150,7 @@ func (p *Pending) wait() (raftfsm.Result, error) {
 		return raftfsm.Result{}, translateRaftErr(err)
 	}
 	res, _ := p.f.Response().(raftfsm.Result)
-	return res, nil
+	return res, res.Err
 }
 
 func (p *Pending) waitForwarded() (raftfsm.Result, error) {
@@ -175,17 +176,22 @@ func (n *Node) Apply(e *raftfsm.Entry) (raftfsm.Result, error) {
 
 // ApplyForwarded is the leader's half of forwarding: it proposes an entry
 // a follower sent, encoded, and returns a function that waits for its
-// result. Only command and ACL entries are accepted (the rest are the
-// leader's own business), their clock is restamped with this leader's, and a node that
-// does not lead refuses with ErrNotLeader rather than forward again.
+// result. The entry must pass raftfsm.Validate (a command entry whose
+// commands a client could have sent) or it is refused with ErrBadEntry
+// before it reaches the log; its clock is restamped with this leader's,
+// and a node that does not lead refuses with ErrNotLeader rather than
+// forward again.
 func (n *Node) ApplyForwarded(data []byte) func() (raftfsm.Result, error) {
 	if n.closed.Load() {
 		return (&Pending{err: ErrClosed}).Wait
 	}
 	e, err := raftfsm.Decode(data)
-	if err != nil || (e.Op != raftfsm.OpCommand && e.Op != raftfsm.OpMulti && e.Op != raftfsm.OpBatch && e.Op != raftfsm.OpACL) ||
-		(e.Op == raftfsm.OpACL && raftfsm.ValidateACL(e.ACL) != nil) {
-		return (&Pending{err: ErrBadEntry}).Wait
+	if err == nil {
+		err = raftfsm.Validate(e)
+	}
+	if err != nil {
+		n.log.Warn("refused a forwarded entry", "error", err)
+		return (&Pending{err: fmt.Errorf("%w: %w", ErrBadEntry, err)}).Wait
 	}
 	e.Time = n.Now()
 	return n.proposeLocal(e.Encode(nil)).Wait

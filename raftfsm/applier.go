@@ -33,6 +33,10 @@ type Applier struct {
 	aclPublished
 }
 
+// errEntryReplyTooLarge answers the reads of an entry whose replies
+// already passed command.MaxAppliedReply.
+var errEntryReplyTooLarge = command.Errorf("ERR reply too large: this transaction's replies passed %d MiB, its remaining reads are not run", command.MaxAppliedReply>>20)
+
 // NewApplier returns an Applier over ks.
 func NewApplier(ks *keyspace.Keyspace) *Applier { return &Applier{KS: ks} }
 
@@ -104,6 +108,12 @@ func (a *Applier) run(index uint64, c Command) {
 	}
 	if !spec.CheckArity(len(c.Argv)) {
 		a.w.Error(command.ArityError(spec.Name))
+		return
+	}
+	if a.w.Len() > command.MaxAppliedReply && spec.Flags&command.Write == 0 {
+		// Reads past the bound would only grow the reply (writes still
+		// run: the entry is applied whole).
+		a.w.Error(errEntryReplyTooLarge)
 		return
 	}
 	a.ctx = command.Ctx{KS: a.KS, DB: c.DB, Now: a.now, Index: index, W: &a.w, Ready: a.Ready}

@@ -8,6 +8,19 @@
 // carries the protocol its reply is encoded in, so applying the same log
 // gives the same keyspace and the same replies on every node. The Applier
 // is usable without Raft (to replay a log, or in tests); FSM is the thin
-// adapter raft calls. An entry that cannot be decoded means the log is
-// corrupt: the FSM panics rather than diverge from its peers.
+// adapter raft calls.
+//
+// No entry can stop a node. A leader checks what it is asked to propose
+// (Validate) before it enters the log. An entry that reaches the log
+// anyway and cannot be decoded is recorded as failed on every node alike:
+// it changes nothing, its proposer gets an error, a counter and an ERROR
+// log line record it, and applying goes on; a panic there would make one
+// bad entry an outage that every restart replays. An entry that decodes
+// runs command by command, and a command the Applier cannot run (unknown,
+// wrong arity, bad arguments) gets the error reply Redis would give it,
+// as values: nothing is half-applied. Every node builds an entry's
+// replies in memory, so they are bounded: once they pass
+// command.MaxAppliedReply, the entry's remaining reads answer an error
+// instead of running (its writes still run), and a ZRANDMEMBER with
+// repetition that would pass it alone answers an error.
 package raftfsm

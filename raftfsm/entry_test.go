@@ -82,24 +82,3 @@ func TestDecodeRejectsCorruption(t *testing.T) {
 		}
 	}
 }
-
-func FuzzDecode(f *testing.F) {
-	for _, e := range sampleEntries() {
-		f.Add(e.Encode(nil))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		e, err := Decode(data)
-		if err != nil {
-			return
-		}
-		// Whatever decodes re-encodes to an entry that decodes the same
-		// (varints may have had overlong forms).
-		again, err := Decode(e.Encode(nil))
-		if err != nil {
-			t.Fatalf("re-encoded entry does not decode: %v", err)
-		}
-		if !reflect.DeepEqual(normalize(again), normalize(e)) {
-			t.Fatalf("round trip differs:\n%+v\n%+v", e, again)
-		}
-	})
-}

@@ -1,10 +1,12 @@
 package raftfsm
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/goblindb/goblin/keyspace"
@@ -26,6 +28,10 @@ type FSM struct {
 	// OnSnapshotReleased, if set, is called once raft is done with a
 	// snapshot (persisted or not) and its clone of the state is garbage.
 	OnSnapshotReleased func()
+	// Logger receives an ERROR line for every failed entry. Optional.
+	Logger hclog.Logger
+	// failed counts the entries recorded as failed (Failed).
+	failed atomic.Uint64
 }
 
 type waiter struct {
@@ -91,9 +97,15 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 	return f.ApplyBatch([]*raft.Log{l})[0]
 }
 
-// ApplyBatch applies committed logs under one write lock. It panics on an
-// entry it cannot decode: the log is corrupt, and carrying on would let
-// this node diverge from its peers.
+// ApplyBatch applies committed logs under one write lock.
+//
+// An entry that cannot be decoded (corrupt, or written by a build that
+// knows an op or format this one does not) is recorded as failed: it
+// changes nothing, its result carries an error wrapping ErrEntryFailed
+// for its proposer, Failed counts it and Logger gets an ERROR line with
+// its index and term. Every node decides alike from the same bytes, so
+// the nodes stay identical, and a restart that replays the entry fails
+// it again instead of stopping.
 func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	out := make([]interface{}, len(logs))
 	ks := f.KS()
@@ -104,8 +116,8 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 		}
 		e := &f.scratch
 		if err := DecodeInto(e, l.Data); err != nil {
-			ks.Unlock()
-			panic(fmt.Sprintf("goblin: log entry %d (term %d) cannot be decoded: %v; the log is corrupt", l.Index, l.Term, err))
+			out[i] = f.fail(l, err)
+			continue
 		}
 		if r := f.A.Apply(l.Index, e); r != nil {
 			out[i] = Result{Index: l.Index, Reply: r}
@@ -124,8 +136,35 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	return out
 }
 
+// fail records l as a failed entry and returns its result.
+func (f *FSM) fail(l *raft.Log, cause error) Result {
+	f.failed.Add(1)
+	if f.Logger != nil {
+		op := "unknown"
+		if len(l.Data) >= 2 && l.Data[0] == Version {
+			op = Op(l.Data[1]).String()
+		}
+		f.Logger.Error("log entry failed: it cannot be decoded, and changes nothing",
+			"index", l.Index, "term", l.Term, "bytes", len(l.Data), "op", op, "error", cause)
+	}
+	return Result{Index: l.Index, Err: fmt.Errorf("%w (index %d): %w", ErrEntryFailed, l.Index, cause)}
+}
+
+// Failed returns how many entries this FSM recorded as failed since it
+// started (a restart replays the log, and counts again what it replays).
+func (f *FSM) Failed() uint64 { return f.failed.Load() }
+
+// ErrEntryFailed is wrapped by Result.Err for an entry the state machine
+// recorded as failed: nothing of it was applied.
+var ErrEntryFailed = errors.New("log entry failed")
+
 // Result is what Apply returns for each log through raft's ApplyFuture.
 type Result struct {
 	Index uint64
+	// Reply holds the entry's replies, in the protocol it asked for.
 	Reply []byte
+	// Err is set, and Reply empty, when the entry failed as a whole
+	// (ErrEntryFailed): its proposer answers each of its commands with
+	// this error.
+	Err error
 }

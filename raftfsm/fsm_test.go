@@ -208,17 +208,6 @@ func TestSnapshotRestore(t *testing.T) {
 	}
 }
 
-func TestCorruptEntryPanics(t *testing.T) {
-	f := New()
-	defer func() {
-		r := recover()
-		if r == nil || !strings.Contains(fmt.Sprint(r), "corrupt") {
-			t.Fatalf("want a panic naming the corrupt log, got %v", r)
-		}
-	}()
-	f.ApplyBatch([]*raft.Log{{Index: 1, Type: raft.LogCommand, Data: []byte{Version, 250}}})
-}
-
 func TestWaitApplied(t *testing.T) {
 	f := New()
 	ch := f.WaitApplied(3)

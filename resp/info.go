@@ -150,6 +150,7 @@ func infoPersistence(s *Server, b *strings.Builder) {
 	kv(b, "rdb_bgsave_in_progress", 0)
 	kv(b, "goblin_persistence", "raft-log")
 	kv(b, "goblin_fsync", st.Fsync)
+	kv(b, "goblin_failed_log_entries", st.FailedEntries)
 }
 
 func infoStats(s *Server, b *strings.Builder) {

@@ -1,0 +1,34 @@
+package raftfsm
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/hashicorp/raft"
+)
+
+// BenchmarkApplyBatch applies batches of 64 single-ZADD entries, as raft
+// hands them to the FSM under load; one op is one entry.
+func BenchmarkApplyBatch(b *testing.B) {
+	const batch, members = 64, 1 << 14
+	data := make([][]byte, members)
+	for i := range data {
+		data[i] = commandEntry(1, cmd(0, "ZADD", "k", strconv.Itoa(i%7), strconv.Itoa(i))).Encode(nil)
+	}
+	logs := make([]*raft.Log, batch)
+	for i := range logs {
+		logs[i] = &raft.Log{Type: raft.LogCommand}
+	}
+	f := New()
+	index := uint64(0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for done := 0; done < b.N; done += batch {
+		n := min(batch, b.N-done)
+		for _, l := range logs[:n] {
+			index++
+			l.Index, l.Data = index, data[index%members]
+		}
+		f.ApplyBatch(logs[:n])
+	}
+}
