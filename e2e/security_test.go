@@ -394,6 +394,7 @@ func TestGarbageEntriesThroughForwarding(t *testing.T) {
 		})
 	}
 	f := Followers(nodes, leader)[0]
+	f.Kill()
 	f.Restart()
 	f.WaitReady(30 * time.Second)
 	if s, err := f.Client().ZScore(ctx, "k", "m").Result(); err != nil || s != 1 {
