@@ -2,7 +2,7 @@
 # Goblin's test suite: vet, every package's tests under the race detector
 # (the e2e tests build goblind and run real processes), the packed
 # structures' tests again with their invariant checks after every mutation,
-# Redis's own sorted-set tests, and each fuzz target for a bounded time.
+# Redis's own sorted-set and ACL tests, and each fuzz target for a bounded time.
 # .ci/run calls exactly this.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -18,7 +18,7 @@ go test -race -count=1 -timeout 30m ./...
 echo "== go test -tags invariants ./packed/ (every mutation checks the whole set)"
 go test -count=1 -timeout 10m -tags invariants ./packed/
 
-echo "== Redis's own sorted-set tests against goblind"
+echo "== Redis's own sorted-set and ACL tests against goblind"
 if command -v tclsh >/dev/null && command -v redis-server >/dev/null; then
 	e2e/redis-suite.sh
 elif [ "${GOBLIN_REQUIRE_REDIS:-}" = 1 ]; then

@@ -106,7 +106,15 @@ func (c *Cluster) bootstrapSet() (set []node.Server, why string, done bool) {
 }
 
 // tryBootstrap claims every member of set and bootstraps once all granted.
+// Every other member must first prove its identity over the node-to-node
+// plane (verify), so only holders of the cluster's credentials become its
+// first voters.
 func (c *Cluster) tryBootstrap(set []node.Server) bool {
+	for _, s := range set {
+		if s.ID != c.cfg.ID && !c.verify(s.ID, s.Addr) {
+			return false
+		}
+	}
 	nonce := rand.Uint64() | 1
 	c.mu.Lock()
 	if c.grant.to != "" && c.grant.to != c.cfg.ID {

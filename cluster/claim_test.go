@@ -15,10 +15,11 @@ type stubNode struct {
 func (s *stubNode) HasState() bool { return s.state }
 
 func newClaimTest(t *testing.T) (*Cluster, *stubNode) {
-	c, err := New(Config{ID: "n2", RaftAddr: "r2", Addr: "a2", GossipAddr: "127.0.0.1:0"})
+	c, err := New(Config{ID: "n2", RaftBind: "127.0.0.1:0", Addr: "a2", GossipAddr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { c.trans.Close() })
 	n := &stubNode{}
 	c.node = n
 	for _, id := range []string{"n1", "n3", "n0"} {

@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -13,14 +15,21 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/memberlist"
+	"github.com/hashicorp/raft"
 
 	"github.com/goblindb/goblin/node"
+	"github.com/goblindb/goblin/raftfsm"
 )
 
 // Node is what the cluster layer needs from the local node. *node.Node
 // implements it; membership changes made here go through Raft there.
 type Node interface {
 	ID() string
+	// ApplyForwarded proposes an entry a follower sent (leader only) and
+	// returns a function that waits for its result.
+	ApplyForwarded(entry []byte) func() (raftfsm.Result, error)
+	// ReadIndex is the leader's confirmed commit index.
+	ReadIndex(ctx context.Context) (uint64, error)
 	// HasState reports whether the node has Raft state (then it belongs
 	// to a cluster and must never bootstrap one).
 	HasState() bool
@@ -36,6 +45,7 @@ type Node interface {
 	AddVoter(id, addr string) error
 	AddNonvoter(id, addr string) error
 	RemoveServerHere(id string) error
+	TransferLeadershipHere(id string) error
 	// RemoveServer and TransferLeadership work from any node (a follower
 	// asks the leader).
 	RemoveServer(id string) error
@@ -51,12 +61,25 @@ type Config struct {
 	// a host name is resolved once, at start).
 	GossipAddr      string
 	GossipAdvertise string
-	// RaftAddr is the node's advertised Raft address.
+	// RaftBind is the address of the node-to-node plane's listener (Raft
+	// RPCs and forwarding; default: RaftAddr); RaftAddr the address peers
+	// dial (default: the bound address; a host name is resolved once).
+	RaftBind string
 	RaftAddr string
+	// Credentials authenticate and encrypt the node-to-node plane (mutual
+	// TLS). Nil: plain TCP, which the caller must allow only on loopback.
+	Credentials Credentials
+	// GossipKeys encrypt and authenticate gossip (memberlist's keyring:
+	// AES-GCM with 16, 24 or 32-byte keys). The first encrypts; every one
+	// is accepted. None: gossip travels in clear (loopback only).
+	GossipKeys [][]byte
 	// Addr is the RESP address peers forward to; Announce the one told to
 	// clients (default: Addr).
 	Addr     string
 	Announce string
+	// AnnounceTLS is the client TLS address told to TLS clients ("" when
+	// the node has no TLS port).
+	AnnounceTLS string
 	// Join lists gossip seeds (host:port); a node may list itself.
 	Join []string
 	// BootstrapExpect, when positive, makes the node take part in forming
@@ -70,11 +93,7 @@ type Config struct {
 	// the configuration once gossip has considered it dead (or not known
 	// it at all) that long. Zero: only GOBLIN REMOVE removes dead nodes.
 	ReapDeadAfter time.Duration
-	// Password returns the password forwarding connections authenticate
-	// with when they are opened (the cluster's requirepass, the same on
-	// every node); nil for none.
-	Password func() string
-	Logger   hclog.Logger
+	Logger        hclog.Logger
 	// Tick is how often the node refreshes its metadata, reports progress
 	// and, as leader, reconciles the configuration (default 500ms).
 	Tick time.Duration
@@ -95,6 +114,14 @@ type Cluster struct {
 	node Node
 	ml   *memberlist.Memberlist
 	fwd  *forwarder
+	pl   *plane
+	// keyring holds the gossip keys (nil: gossip in clear).
+	keyring *memberlist.Keyring
+	// trans is Raft's transport over the plane.
+	trans *raft.NetworkTransport
+	// verified remembers the members whose identity was checked over the
+	// plane, by ID, with the Raft address checked.
+	verified map[string]string
 
 	mu      sync.Mutex
 	meta    Meta               // this node's metadata
@@ -127,8 +154,11 @@ var _ node.Peers = (*Cluster)(nil)
 // New prepares the cluster layer; Start joins the gossip. The node is
 // created in between, with the Cluster as its node.Peers.
 func New(cfg Config) (*Cluster, error) {
-	if cfg.ID == "" || cfg.RaftAddr == "" || cfg.Addr == "" {
-		return nil, errors.New("cluster: ID, RaftAddr and Addr are required")
+	if cfg.ID == "" || cfg.Addr == "" || (cfg.RaftAddr == "" && cfg.RaftBind == "") {
+		return nil, errors.New("cluster: ID, RaftBind or RaftAddr, and Addr are required")
+	}
+	if cfg.RaftBind == "" {
+		cfg.RaftBind = cfg.RaftAddr
 	}
 	if cfg.GossipAddr == "" && cfg.Transport == nil {
 		return nil, errors.New("cluster: GossipAddr is required")
@@ -145,24 +175,49 @@ func New(cfg Config) (*Cluster, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.NewNullLogger()
 	}
+	log := cfg.Logger.Named("cluster")
+	pl, err := listenPlane(cfg.RaftBind, cfg.RaftAddr, cfg.Credentials, log.Named("plane"))
+	if err != nil {
+		return nil, err
+	}
+	cfg.RaftAddr = pl.adv.String()
 	c := &Cluster{
-		cfg:     cfg,
-		log:     cfg.Logger.Named("cluster"),
-		members: map[string]*member{},
-		missing: map[string]time.Time{},
-		inbox:   make(chan []byte, 256),
-		stop:    make(chan struct{}),
+		cfg:      cfg,
+		log:      log,
+		pl:       pl,
+		verified: map[string]string{},
+		members:  map[string]*member{},
+		missing:  map[string]time.Time{},
+		inbox:    make(chan []byte, 256),
+		stop:     make(chan struct{}),
 		meta: Meta{
 			ID:       cfg.ID,
 			Raft:     cfg.RaftAddr,
 			Addr:     cfg.Addr,
 			Announce: cfg.Announce,
+			TLS:      cfg.AnnounceTLS,
 			Expect:   cfg.BootstrapExpect,
 		},
 	}
-	c.fwd = newForwarder(c.lookupAddr, cfg.Password)
+	c.fwd = newForwarder(c.lookupAddr, func(addr string) (net.Conn, error) {
+		return pl.dial(addr, kindInternal, dialTimeout)
+	})
+	c.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
+		Stream:  raftStream{pl},
+		MaxPool: 8,
+		Timeout: 10 * time.Second,
+		Logger:  cfg.Logger.Named("transport"),
+	})
 	return c, nil
 }
+
+// RaftTransport is Raft's transport over the node-to-node plane, for
+// node.Config.Transport. Closing it (the node does, when it closes) closes
+// the plane.
+func (c *Cluster) RaftTransport() raft.Transport { return c.trans }
+
+// RaftAddr is the address peers reach this node's plane at.
+func (c *Cluster) RaftAddr() string { return c.cfg.RaftAddr }
 
 // Start joins the gossip and starts the cluster's loops for n.
 func (c *Cluster) Start(n Node) error {
@@ -175,6 +230,16 @@ func (c *Cluster) Start(n Node) error {
 	mc.Delegate = (*delegate)(c)
 	mc.Events = (*events)(c)
 	mc.DeadNodeReclaimTime = 5 * time.Second
+	if len(c.cfg.GossipKeys) > 0 {
+		kr, err := memberlist.NewKeyring(c.cfg.GossipKeys, c.cfg.GossipKeys[0])
+		if err != nil {
+			return fmt.Errorf("cluster: gossip key: %w", err)
+		}
+		mc.Keyring = kr
+		c.keyring = kr
+		mc.GossipVerifyIncoming = true
+		mc.GossipVerifyOutgoing = true
+	}
 	mc.Logger = c.log.Named("gossip").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})
 	mc.LogOutput = nil
 	if c.cfg.Transport != nil {
@@ -206,6 +271,8 @@ func (c *Cluster) Start(n Node) error {
 		return fmt.Errorf("cluster: start gossip: %w", err)
 	}
 	c.ml = ml
+	serve := c.serveInternal
+	c.pl.internal.Store(&serve)
 	c.started.Store(true)
 	c.wg.Add(3)
 	go c.handleInbox()
@@ -330,6 +397,7 @@ func hasID(conf []node.Server, id string) bool {
 func (c *Cluster) Shutdown() error {
 	c.closed.Do(func() {
 		close(c.stop)
+		c.pl.internal.Store(nil)
 		if c.ml != nil {
 			c.ml.Shutdown()
 		}
@@ -343,10 +411,10 @@ func (c *Cluster) Shutdown() error {
 func (c *Cluster) Members() []node.Member {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := []node.Member{{ID: c.meta.ID, RaftAddr: c.meta.Raft, Addr: c.meta.Addr, Announce: c.meta.Announce, State: "alive"}}
+	out := []node.Member{{ID: c.meta.ID, RaftAddr: c.meta.Raft, Addr: c.meta.Addr, Announce: c.meta.Announce, AnnounceTLS: c.meta.TLS, State: "alive"}}
 	for _, m := range c.members {
 		out = append(out, node.Member{
-			ID: m.meta.ID, RaftAddr: m.meta.Raft, Addr: m.meta.Addr, Announce: m.meta.Announce,
+			ID: m.meta.ID, RaftAddr: m.meta.Raft, Addr: m.meta.Addr, Announce: m.meta.Announce, AnnounceTLS: m.meta.TLS,
 			State: m.state, Applied: m.applied, Reported: m.reported,
 		})
 	}
@@ -369,12 +437,13 @@ func (c *Cluster) Admin(ctx context.Context, leader string, args ...string) erro
 	return c.fwd.admin(ctx, leader, args...)
 }
 
-// lookupAddr returns the RESP address of the node with that ID.
+// lookupAddr returns the plane address (the Raft address) of the node
+// with that ID.
 func (c *Cluster) lookupAddr(id string) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if m, ok := c.members[id]; ok && m.meta.Addr != "" {
-		return m.meta.Addr, true
+	if m, ok := c.members[id]; ok && m.meta.Raft != "" {
+		return m.meta.Raft, true
 	}
 	return "", false
 }
@@ -587,4 +656,34 @@ func (c *Cluster) observe(n *memberlist.Node, alive bool) {
 	if state != "alive" && c.grant.to == n.Name {
 		c.grant = claim{} // a claimer that is gone cannot bootstrap
 	}
+}
+
+// SetGossipKeys replaces the gossip keyring (a reload): every key of keys
+// is accepted, the first encrypts, and keys no longer listed are dropped.
+// A rotation is rolled through the nodes in three steps: add the new key
+// second, move it first, remove the old one.
+func (c *Cluster) SetGossipKeys(keys [][]byte) error {
+	if len(keys) == 0 {
+		return errors.New("cluster: no gossip key")
+	}
+	if c.keyring == nil {
+		return errors.New("cluster: gossip was started without a key; restart the node to encrypt it")
+	}
+	kr := c.keyring
+	for _, k := range keys {
+		if err := kr.AddKey(k); err != nil {
+			return fmt.Errorf("cluster: gossip key: %w", err)
+		}
+	}
+	if err := kr.UseKey(keys[0]); err != nil {
+		return fmt.Errorf("cluster: gossip key: %w", err)
+	}
+	for _, old := range kr.GetKeys() {
+		if !slices.ContainsFunc(keys, func(k []byte) bool { return bytes.Equal(k, old) }) {
+			if err := kr.RemoveKey(old); err != nil {
+				return fmt.Errorf("cluster: gossip key: %w", err)
+			}
+		}
+	}
+	return nil
 }

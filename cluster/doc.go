@@ -6,8 +6,9 @@
 // # Membership: gossip
 //
 // Every node runs hashicorp/memberlist and gossips its Meta: its ID (the
-// Raft server ID and memberlist name), its Raft address, the RESP address
-// peers forward to, the one clients are told (CLUSTER SLOTS, ROLE), the
+// Raft server ID and memberlist name), its Raft address (the plane's),
+// its RESP address, the ones clients are told (CLUSTER SLOTS, ROLE; the
+// TLS one too when it has a TLS port), the
 // --bootstrap-expect it was started with, whether it has Raft state, and
 // its role. Seeds (--join) only need to reach one live node; a node may
 // list itself, and seeds that do not answer yet are tried again with
@@ -57,20 +58,39 @@
 // node at once. A leaving node also asks the leader to remove it
 // directly, after handing over leadership if it had it.
 //
+// # The node-to-node plane
+//
+// Everything nodes say to each other apart from gossip goes through one
+// listener on the node's Raft address (plane.go): Raft's RPCs, through
+// hashicorp/raft's network transport over the plane's StreamLayer, and
+// the internal requests of forwarding (internal.go). Every connection is
+// mutual TLS when the cluster has Credentials: certificates from the
+// operator's CA, or derived from a shared cluster secret (secret.go: the
+// secret seeds a CA's key through HKDF, so only its holders can make
+// certificates peers accept, and the secret itself never travels). After
+// the handshake the dialer sends a preamble naming the connection's kind.
+// Without credentials the plane is plain TCP, which the caller allows on
+// loopback only. Gossip is encrypted with memberlist's keyring. A node
+// joins the Raft configuration (or a new cluster's first voters) only
+// after answering its own ID over the plane (reconcile.go, verify), so a
+// node that merely got into the gossip never becomes a voter.
+//
 // # Forwarding: any node accepts any command
 //
-// Cluster implements node.Peers over RESP: a follower sends an encoded
-// raftfsm entry to the leader as GOBLIN.APPLY and gets back [index,
-// reply]; the node then waits until it has applied that index before
-// answering, so a client reads its own writes. Entries travel on one
-// pipelined connection per leader, in the order they are sent, because
-// the leader executes a connection's requests in order: a client's
-// pipeline through a follower is applied in its order. Read-index requests
-// (GOBLIN.READINDEX, for linearizable follower reads) and membership
-// changes (GOBLIN.ADMIN) use a small pool of other connections. Failures
-// come back as "-CODE text" lines naming node sentinels, so the follower
-// knows whether an entry was refused before it reached any log (sent again
-// to the new leader) or may have been applied (reported as uncertain).
+// Cluster implements node.Peers over the plane: a follower sends an
+// encoded raftfsm entry to the leader as GOBLIN.APPLY and gets back
+// [index, reply]; the node then waits until it has applied that index
+// before answering, so a client reads its own writes. Entries travel on
+// one pipelined connection per leader, in the order they are sent, because
+// the leader proposes a connection's entries in the order it reads them:
+// a client's pipeline through a follower is applied in its order.
+// Read-index requests (GOBLIN.READINDEX, for linearizable follower reads)
+// and membership changes (GOBLIN.ADMIN) use a small pool of other
+// connections. Failures come back as "-CODE text" lines naming node
+// sentinels, so the follower knows whether an entry was refused before it
+// reached any log (sent again to the new leader) or may have been applied
+// (reported as uncertain). None of these requests exists on the client
+// port.
 //
 // Followers also report their applied index to the leader every tick
 // (memberlist best-effort message), which INFO replication shows as each

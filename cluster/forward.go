@@ -4,19 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 
 	"github.com/goblindb/goblin/node"
-)
-
-// The internal commands a follower sends to the leader's RESP port. The
-// leader answers a failure with "-CODE text" where CODE names a node
-// sentinel (node.WireError).
-const (
-	cmdApply     = "GOBLIN.APPLY"     // <entry> → [index, reply]
-	cmdReadIndex = "GOBLIN.READINDEX" // → index
-	cmdAdmin     = "GOBLIN.ADMIN"     // REMOVE <id> | TRANSFER [<id>] → OK
 )
 
 // readConns is how many connections per leader carry read-index and admin
@@ -30,8 +22,8 @@ const readConns = 2
 // a follower are applied in the order it sent them. Read-index and admin
 // requests, which need no order, spread over a small pool.
 type forwarder struct {
-	lookup   func(id string) (string, bool)
-	password func() string
+	lookup func(id string) (string, bool)
+	dialer func(addr string) (net.Conn, error)
 
 	mu     sync.Mutex
 	peers  map[string]*peerConns
@@ -45,8 +37,8 @@ type peerConns struct {
 	next    atomic.Uint32
 }
 
-func newForwarder(lookup func(string) (string, bool), password func() string) *forwarder {
-	return &forwarder{lookup: lookup, password: password, peers: map[string]*peerConns{}}
+func newForwarder(lookup func(string) (string, bool), dialer func(string) (net.Conn, error)) *forwarder {
+	return &forwarder{lookup: lookup, dialer: dialer, peers: map[string]*peerConns{}}
 }
 
 var errUnknownAddr = errors.New("the leader's address is not known yet")
@@ -89,34 +81,11 @@ func (f *forwarder) get(leader string, ordered bool) (*conn, error) {
 }
 
 func (f *forwarder) dial(addr string) (*conn, error) {
-	c, err := dial(addr)
+	nc, err := f.dialer(addr)
 	if err != nil {
 		return nil, err
 	}
-	if pass := f.pass(); pass != "" {
-		cl, err := c.send([]byte("AUTH"), []byte(pass))
-		if err != nil {
-			return nil, err
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), dialTimeout)
-		defer cancel()
-		v, err := cl.wait(ctx)
-		if err == nil && v.kind != '+' {
-			err = fmt.Errorf("AUTH: %s", v.str)
-		}
-		if err != nil {
-			c.close()
-			return nil, err
-		}
-	}
-	return c, nil
-}
-
-func (f *forwarder) pass() string {
-	if f.password == nil {
-		return ""
-	}
-	return f.password()
+	return newConn(nc), nil
 }
 
 func (p *peerConns) close() {

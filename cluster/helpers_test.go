@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"sort"
@@ -15,7 +16,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/memberlist"
-	"github.com/hashicorp/raft"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblindb/goblin/cluster"
@@ -25,8 +25,8 @@ import (
 )
 
 // env runs whole Goblin nodes in one process: memberlist gossip on
-// loopback UDP/TCP, Raft over raft's in-memory transport, and each node's
-// RESP server on a loopback port, so forwarding travels the real RESP path.
+// loopback UDP/TCP, Raft and forwarding over each node's node-to-node
+// plane on a loopback port, and each node's RESP server on another.
 type env struct {
 	t     testing.TB
 	seed  uint64
@@ -35,14 +35,17 @@ type env struct {
 	boots atomic.Int32 // successful bootstraps, over every node and restart
 
 	mu      sync.Mutex
-	trans   map[string]*raft.InmemTransport
 	nodes   map[string]*tnode
 	gossip  map[string]string // stable gossip address per node ID
+	raft    map[string]string // stable Raft (plane) address per node ID
 	seeds   []string
 	opts    func(*cluster.Config)
 	nodeCfg func(*node.Config)
 	// password is every node's requirepass.
 	password string
+	// creds, when set, give each node its plane credentials and gossip
+	// keys (nil: plain TCP and clear gossip, as on loopback).
+	creds func(id string) (cluster.Credentials, [][]byte)
 }
 
 type tnode struct {
@@ -81,7 +84,7 @@ func newEnv(t testing.TB, seeds int) *env {
 		seed, _ = strconv.ParseUint(s, 10, 64)
 	}
 	t.Logf("GOBLIN_SEED=%d", seed)
-	e := &env{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 1)), trans: map[string]*raft.InmemTransport{}, nodes: map[string]*tnode{}, gossip: map[string]string{}}
+	e := &env{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 1)), nodes: map[string]*tnode{}, gossip: map[string]string{}, raft: map[string]string{}}
 	for i := 1; i <= seeds; i++ {
 		e.seeds = append(e.seeds, e.gossipAddr(fmt.Sprintf("n%d", i)))
 	}
@@ -105,14 +108,20 @@ func freeAddr(t testing.TB) string {
 	return addr
 }
 
-func (e *env) gossipAddr(id string) string {
+func (e *env) gossipAddr(id string) string { return e.stableAddr(e.gossip, id) }
+
+func (e *env) raftAddr(id string) string { return e.stableAddr(e.raft, id) }
+
+// stableAddr gives node id the same address in m at every restart, as a
+// node keeps its addresses across restarts.
+func (e *env) stableAddr(m map[string]string, id string) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if a, ok := e.gossip[id]; ok {
+	if a, ok := m[id]; ok {
 		return a
 	}
 	a := freeAddr(e.t)
-	e.gossip[id] = a
+	m[id] = a
 	return a
 }
 
@@ -124,31 +133,21 @@ func (e *env) start(id string, expect int, dir string) *tnode {
 	if dir == "" {
 		dir = e.t.TempDir()
 	}
-	raftAddr := raft.ServerAddress("raft-" + id)
-	_, tr := raft.NewInmemTransport(raftAddr)
-	e.mu.Lock()
-	for oid, o := range e.trans {
-		if oid != id {
-			tr.Connect(o.LocalAddr(), o)
-			o.Connect(raftAddr, tr)
-		}
-	}
-	e.trans[id] = tr
-	e.mu.Unlock()
-
 	logger := hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Info, Output: &e.logs})
 	addr := freeAddr(e.t)
 	cfg := cluster.Config{
 		ID:              id,
 		GossipAddr:      e.gossipAddr(id),
-		RaftAddr:        string(raftAddr),
+		RaftBind:        e.raftAddr(id),
 		Addr:            addr,
 		Join:            e.seeds,
 		BootstrapExpect: expect,
 		Logger:          logger,
 		Tick:            100 * time.Millisecond,
 		Memberlist:      fastGossip,
-		Password:        func() string { return e.password },
+	}
+	if e.creds != nil {
+		cfg.Credentials, cfg.GossipKeys = e.creds(id)
 	}
 	if e.opts != nil {
 		e.opts(&cfg)
@@ -160,7 +159,7 @@ func (e *env) start(id string, expect int, dir string) *tnode {
 	ncfg := node.Config{
 		ID:               id,
 		DataDir:          dir,
-		Transport:        tr,
+		Transport:        c.RaftTransport(),
 		Fsync:            node.FsyncEverysec,
 		Peers:            c,
 		HeartbeatTimeout: time.Second,
@@ -173,6 +172,7 @@ func (e *env) start(id string, expect int, dir string) *tnode {
 	}
 	n, err := node.New(ncfg)
 	if err != nil {
+		c.RaftTransport().(io.Closer).Close()
 		e.t.Fatal(err)
 	}
 	srv := resp.NewServer(resp.Config{Addr: addr, RequirePass: e.password}, n)
@@ -247,12 +247,6 @@ func (e *env) forget(id string) *tnode {
 	defer e.mu.Unlock()
 	tn := e.nodes[id]
 	delete(e.nodes, id)
-	if tr := e.trans[id]; tr != nil {
-		for _, o := range e.trans {
-			o.Disconnect(tr.LocalAddr())
-		}
-		delete(e.trans, id)
-	}
 	return tn
 }
 

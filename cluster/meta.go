@@ -24,6 +24,8 @@ type Meta struct {
 	// clients.
 	Addr     string `json:"addr"`
 	Announce string `json:"announce,omitempty"`
+	// TLS is the client TLS address told to TLS clients ("" for none).
+	TLS string `json:"tls,omitempty"`
 	// Expect is the --bootstrap-expect the node was started with (0: it
 	// only joins).
 	Expect int `json:"expect,omitempty"`

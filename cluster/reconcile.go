@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"context"
+	"fmt"
 	"sort"
 	"time"
 
@@ -88,6 +90,9 @@ func (c *Cluster) reconcile() {
 	for _, id := range ids {
 		m := members[id]
 		s, ok := inConf[id]
+		if (!ok || s.Addr != m.meta.Raft) && !c.verify(id, m.meta.Raft) {
+			continue
+		}
 		switch {
 		case !ok && voters < c.cfg.MaxVoters:
 			if c.change("added voter", id, m.meta.Raft, c.node.AddVoter(id, m.meta.Raft)) {
@@ -123,4 +128,58 @@ func (c *Cluster) change(what, id, addr string, err error) bool {
 	}
 	c.log.Info("configuration: "+what, "id", id, "raft", addr)
 	return true
+}
+
+// verifyWait bounds the identity check of a node about to be added.
+const verifyWait = 2 * time.Second
+
+// verify checks, before a node is added to the configuration (or its
+// address changed), that its Raft address answers on the node-to-node
+// plane with its own ID. The plane's handshake proves the node holds the
+// cluster's credentials, so gossip alone never makes a voter: a node that
+// only got into the gossip cannot pass, nor can a node gossiping an
+// address that is not its own. A success is remembered for that address.
+func (c *Cluster) verify(id, addr string) bool {
+	c.mu.Lock()
+	done := c.verified[id] == addr
+	c.mu.Unlock()
+	if done {
+		return true
+	}
+	got, err := c.askID(addr)
+	if err == nil && got != id {
+		err = fmt.Errorf("it answers as %q", got)
+	}
+	if err != nil {
+		c.log.Warn("not adding a node: its Raft address does not prove its identity", "id", id, "raft", addr, "error", err)
+		return false
+	}
+	c.mu.Lock()
+	c.verified[id] = addr
+	c.mu.Unlock()
+	return true
+}
+
+// askID asks the node at a plane address for its ID.
+func (c *Cluster) askID(addr string) (string, error) {
+	nc, err := c.pl.dial(addr, kindInternal, dialTimeout)
+	if err != nil {
+		return "", err
+	}
+	pc := newConn(nc)
+	defer pc.close()
+	cl, err := pc.send([]byte(cmdID))
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), verifyWait)
+	defer cancel()
+	v, err := cl.wait(ctx)
+	if err != nil {
+		return "", err
+	}
+	if v.kind != '$' {
+		return "", fmt.Errorf("unexpected %s reply %q", cmdID, v.str)
+	}
+	return string(v.str), nil
 }

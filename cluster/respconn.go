@@ -49,19 +49,11 @@ type value struct {
 
 const dialTimeout = time.Second
 
-func dial(addr string) (*conn, error) {
-	nc, err := net.DialTimeout("tcp", addr, dialTimeout)
-	if err != nil {
-		return nil, err
-	}
-	if tc, ok := nc.(*net.TCPConn); ok {
-		tc.SetNoDelay(true)
-		tc.SetKeepAlive(true)
-		tc.SetKeepAlivePeriod(5 * time.Second)
-	}
+// newConn starts a pipelined connection over nc.
+func newConn(nc net.Conn) *conn {
 	c := &conn{nc: nc, bw: bufio.NewWriterSize(nc, 32<<10), closed: make(chan struct{})}
 	go c.readLoop(bufio.NewReaderSize(nc, 32<<10))
-	return c, nil
+	return c
 }
 
 // send writes a command and returns its call; an error means nothing was

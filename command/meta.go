@@ -299,9 +299,6 @@ var goblinMeta = []*Meta{
 		{Name: "goblin|remove", Arity: 3, Flags: CmdAdmin | CmdNoScript | CmdLoading | CmdStale},
 		{Name: "goblin|transfer", Arity: -2, Flags: CmdAdmin | CmdNoScript | CmdLoading | CmdStale},
 	}},
-	{Name: "goblin.admin", Arity: -2, Group: "cluster", Flags: CmdAdmin | CmdNoScript | CmdLoading | CmdStale},
-	{Name: "goblin.apply", Arity: 2, Group: "cluster", Flags: CmdAdmin | CmdNoScript | CmdLoading | CmdStale},
-	{Name: "goblin.readindex", Arity: 1, Group: "cluster", Flags: CmdAdmin | CmdNoScript | CmdLoading | CmdStale},
 }
 
 // The table is built as a package variable, before any init function

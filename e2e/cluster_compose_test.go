@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -107,7 +110,16 @@ func TestComposeTopologyOnLoopback(t *testing.T) {
 		if h := cf.Services[name].Hostname; h != "" {
 			byHost[h] = s
 		}
+		// Secure by default: published on loopback only, the node-to-node
+		// plane and the clients authenticated by secrets.
+		env := cf.Services[name].Environment
+		if env["GOBLIN_CLUSTER_SECRET_FILE"] == "" || env["GOBLIN_REQUIREPASS_FILE"] == "" {
+			t.Fatalf("service %s has no cluster secret or no password: %v", name, env)
+		}
 		for _, p := range cf.Services[name].Ports {
+			if !strings.HasPrefix(p, "127.0.0.1:") {
+				t.Fatalf("service %s publishes %q beyond loopback by default", name, p)
+			}
 			parts := strings.Split(p, ":")
 			if len(parts) >= 2 && parts[len(parts)-1] == "6379" {
 				published[parts[len(parts)-2]] = s
@@ -130,10 +142,32 @@ func TestComposeTopologyOnLoopback(t *testing.T) {
 		}
 		return hp
 	}
+	// Docker secrets are files under /run/secrets: each gets a file of
+	// random text here, the same for every service.
+	secretsDir := t.TempDir()
+	secret := func(v string) string {
+		name, ok := strings.CutPrefix(v, "/run/secrets/")
+		if !ok {
+			return v
+		}
+		p := filepath.Join(secretsDir, name)
+		if _, err := os.Stat(p); err != nil {
+			b := make([]byte, 32)
+			rand.Read(b)
+			if err := os.WriteFile(p, []byte(hex.EncodeToString(b)+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return p
+	}
 	for _, s := range svcs {
 		svc := cf.Services[s.name]
 		s.env = map[string]string{}
 		for k, v := range svc.Environment {
+			if strings.HasPrefix(v, "/run/secrets/") {
+				s.env[k] = secret(v)
+				continue
+			}
 			var out []string
 			for _, part := range strings.Split(v, ",") {
 				out = append(out, rewrite(s, part))
@@ -146,14 +180,24 @@ func TestComposeTopologyOnLoopback(t *testing.T) {
 		}
 	}
 	var nodes []*ClusterNode
+	envs := map[string][]string{}
 	for _, s := range svcs {
 		var env []string
 		for k, v := range s.env {
 			env = append(env, k+"="+v)
 		}
 		sort.Strings(env)
+		envs[s.name] = env
 		t.Logf("%s on %s: %v", s.name, s.ip, env)
-		g := StartGoblind(t, NodeOptions{Addr: s.env["GOBLIN_ADDR"], Raft: s.env["GOBLIN_RAFT_ADDR"], Data: s.env["GOBLIN_DATA"], Env: env, NoWait: true})
+		var pass string
+		if f := s.env["GOBLIN_REQUIREPASS_FILE"]; f != "" {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pass = strings.TrimSpace(string(b))
+		}
+		g := StartGoblind(t, NodeOptions{Addr: s.env["GOBLIN_ADDR"], Raft: s.env["GOBLIN_RAFT_ADDR"], Data: s.env["GOBLIN_DATA"], Env: env, Password: pass, NoWait: true})
 		nodes = append(nodes, &ClusterNode{Goblind: g, ID: s.env["GOBLIN_ID"], Gossip: s.env["GOBLIN_GOSSIP_ADDR"]})
 	}
 	for _, n := range nodes {
@@ -172,7 +216,9 @@ func TestComposeTopologyOnLoopback(t *testing.T) {
 		for _, a := range test[2:] {
 			args = append(args, rewrite(s, a))
 		}
-		out, err := exec.Command(goblindBin, args...).CombinedOutput()
+		cmd := exec.Command(goblindBin, args...)
+		cmd.Env = append(os.Environ(), envs[s.name]...)
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("%s healthcheck %v: %v\n%s", s.name, args, err, out)
 		}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -50,8 +51,16 @@ func TestDockerCompose(t *testing.T) {
 	}
 	t.Cleanup(func() { dockerRun(t, time.Minute, nil, "docker", "rmi", "-f", image) })
 
+	secrets := t.TempDir()
+	if out, err := dockerRun(t, time.Minute, nil, "scripts/docker-secrets.sh", secrets); err != nil {
+		t.Fatalf("writing the secrets: %v\n%s", err, out)
+	}
+	pass, err := os.ReadFile(filepath.Join(secrets, "requirepass"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	ports := map[string]string{}
-	env := []string{"GOBLIN_IMAGE=" + image}
+	env := []string{"GOBLIN_IMAGE=" + image, "GOBLIN_SECRETS=" + secrets}
 	for i := 1; i <= 3; i++ {
 		_, p, _ := net.SplitHostPort(FreeAddr(t, ""))
 		ports[fmt.Sprintf("goblin%d", i)] = p
@@ -75,7 +84,7 @@ func TestDockerCompose(t *testing.T) {
 
 	clients := map[string]*redis.Client{}
 	for svc, p := range ports {
-		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + p, MaxRetries: -1, ReadTimeout: 15 * time.Second})
+		c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + p, Password: strings.TrimSpace(string(pass)), MaxRetries: -1, ReadTimeout: 15 * time.Second})
 		t.Cleanup(func() { c.Close() })
 		clients[svc] = c
 	}
@@ -107,6 +116,49 @@ func TestDockerCompose(t *testing.T) {
 	for svc, c := range clients {
 		if s, err := c.ZScore(ctx, "lb", "a").Result(); err != nil || s != 1 {
 			t.Fatalf("ZSCORE through %s: %v %v", svc, s, err)
+		}
+	}
+
+	// An outsider on the compose network, without the cluster secret:
+	// Raft's own transport gets nothing into any log, and a goblind with
+	// another secret never joins the gossip.
+	var gateway string
+	var gossipSeeds []string
+	for svc := range clients {
+		id, err := compose(time.Minute, "ps", "-q", svc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := dockerRun(t, time.Minute, nil, "docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{.Gateway}}{{end}}", strings.TrimSpace(id))
+		f := strings.Fields(out)
+		if err != nil || len(f) != 2 {
+			t.Fatalf("docker inspect %s: %v %q", svc, err, out)
+		}
+		gateway = f[1]
+		if err := injectAppendEntries(t, net.JoinHostPort(f[0], "16379")); err == nil {
+			t.Fatalf("%s answered an outsider's AppendEntries", svc)
+		}
+		gossipSeeds = append(gossipSeeds, net.JoinHostPort(f[0], "7946"))
+	}
+	outsider := StartGoblind(t, NodeOptions{Addr: FreeAddr(t, gateway), Raft: FreeAddr(t, gateway), Args: []string{"--id", "outsider",
+		"--gossip-addr", FreeAddr(t, gateway), "--join", strings.Join(gossipSeeds, ","), "--cluster-secret-file", writeSecret(t), "--leave-on-shutdown=false"}})
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		for svc, c := range clients {
+			ns, err := GoblinNodes(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range ns {
+				if m["id"] == "outsider" {
+					t.Fatalf("%s knows the outsider", svc)
+				}
+			}
+		}
+	}
+	outsider.Stop()
+	for svc, c := range clients {
+		if n, err := c.Exists(ctx, "injected").Result(); err != nil || n != 0 {
+			t.Fatalf("%s: EXISTS injected: %v %v", svc, n, err)
 		}
 	}
 

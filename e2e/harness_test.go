@@ -59,6 +59,9 @@ type Goblind struct {
 	Raft string // Raft address
 	Data string // data directory
 	Args []string
+	// Password is the node's requirepass, which WaitReady and Client
+	// authenticate with ("" for none).
+	Password string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -71,6 +74,7 @@ type NodeOptions struct {
 	Addr, Raft, Data string   // defaults: free loopback ports, a temp dir
 	Args             []string // extra flags
 	Env              []string // extra environment (KEY=VALUE)
+	Password         string   // the requirepass the flags or environment give
 	// NoWait returns without waiting for the node to answer PING.
 	NoWait bool
 }
@@ -88,7 +92,7 @@ func StartGoblind(t testing.TB, o NodeOptions) *Goblind {
 	if o.Data == "" {
 		o.Data = t.TempDir()
 	}
-	g := &Goblind{t: t, Addr: o.Addr, Raft: o.Raft, Data: o.Data}
+	g := &Goblind{t: t, Addr: o.Addr, Raft: o.Raft, Data: o.Data, Password: o.Password}
 	g.Args = append([]string{"--addr", o.Addr, "--raft-addr", o.Raft, "--data", o.Data, "--log-level", "warn"}, o.Args...)
 	g.start(o.Env)
 	t.Cleanup(func() {
@@ -148,7 +152,7 @@ func (g *Goblind) Log() string {
 func (g *Goblind) WaitReady(d time.Duration) {
 	g.t.Helper()
 	deadline := time.Now().Add(d)
-	c := redis.NewClient(&redis.Options{Addr: g.Addr, MaxRetries: -1, DialTimeout: time.Second})
+	c := redis.NewClient(&redis.Options{Addr: g.Addr, Password: g.Password, MaxRetries: -1, DialTimeout: time.Second})
 	defer c.Close()
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -226,7 +230,7 @@ func (g *Goblind) Restart() {
 
 // Client returns a go-redis client for the node, closed at test end.
 func (g *Goblind) Client(opts ...func(*redis.Options)) *redis.Client {
-	o := &redis.Options{Addr: g.Addr, MaxRetries: -1}
+	o := &redis.Options{Addr: g.Addr, Password: g.Password, MaxRetries: -1}
 	for _, f := range opts {
 		f(o)
 	}

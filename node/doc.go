@@ -1,6 +1,9 @@
 // Package node runs one Goblin node: the Raft instance (hashicorp/raft),
-// its log and stable stores (raft-boltdb/v2 files behind one seam,
-// logstore.go), the snapshot store, and the state machine from raftfsm.
+// its log and stable stores (node/wal segments or raft-boltdb/v2 for the
+// log, raft-boltdb/v2 for the stable store, behind one seam, logstore.go),
+// the snapshot store, and the state machine from raftfsm. The transport
+// is the caller's: the cluster package's node-to-node plane, or an
+// in-memory one for a single node, which then opens no port.
 // It owns the write path (encode, propose, wait until applied here), the
 // read path (the consistency check that makes a local read linearizable),
 // leadership bookkeeping (a barrier entry at the start of every term before

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -24,7 +23,7 @@ import (
 type Config struct {
 	ID       string // Raft server ID; defaults to the Raft address
 	DataDir  string
-	RaftAddr string // Raft bind address (host:port)
+	RaftAddr string // Raft address (host:port); the ID defaults to it
 	// RaftAdvertise is the Raft address peers use; defaults to RaftAddr.
 	RaftAdvertise string
 	Fsync         Fsync
@@ -37,7 +36,9 @@ type Config struct {
 	// Rules are the packed-layout rules this node's operator configured;
 	// a leader replicates them when they differ from the state's.
 	Rules keyspace.Rules
-	// Transport overrides the TCP transport (tests use raft's in-memory one).
+	// Transport carries Raft's RPCs: the cluster's node-to-node plane.
+	// Nil: raft's in-memory transport at RaftAdvertise, for a single node,
+	// which then opens no port at all.
 	Transport raft.Transport
 	Logger    hclog.Logger
 	// Raft tuning; zero values take the defaults below.
@@ -142,17 +143,8 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.trans = cfg.Transport
 	if n.trans == nil {
-		adv, err := net.ResolveTCPAddr("tcp", cfg.RaftAdvertise)
-		if err != nil {
-			st.close()
-			return nil, fmt.Errorf("node: raft advertise address: %w", err)
-		}
-		t, err := raft.NewTCPTransportWithLogger(cfg.RaftAddr, adv, 8, 10*time.Second, cfg.Logger.Named("transport"))
-		if err != nil {
-			st.close()
-			return nil, fmt.Errorf("node: raft transport: %w", err)
-		}
-		n.trans = t
+		// A single node talks to no peer: no port is opened for Raft.
+		_, n.trans = raft.NewInmemTransport(raft.ServerAddress(cfg.RaftAdvertise))
 	}
 
 	rc := raft.DefaultConfig()

@@ -43,6 +43,8 @@ type Member struct {
 	// mappings.
 	Addr     string
 	Announce string
+	// AnnounceTLS is the TLS address clients are told ("" for none).
+	AnnounceTLS string
 	// State is the gossip state: "alive", "suspect", "dead" or "left".
 	State string
 	// Applied is the last applied index the node reported to the leader,

@@ -7,14 +7,16 @@ import (
 
 // Status is what a node reports about itself (INFO, ROLE, CLUSTER).
 type Status struct {
-	ID          string
-	Role        string // "master" (leader) or "slave" (follower)
-	State       string // Raft state: Leader, Follower, Candidate, Shutdown
-	LeaderID    string
-	LeaderAddr  string // RESP address of the leader for clients, if known
-	Term        uint64
-	CommitIndex uint64
-	Applied     uint64
+	ID         string
+	Role       string // "master" (leader) or "slave" (follower)
+	State      string // Raft state: Leader, Follower, Candidate, Shutdown
+	LeaderID   string
+	LeaderAddr string // RESP address of the leader for clients, if known
+	// LeaderTLSAddr is the leader's TLS address for clients, if it has one.
+	LeaderTLSAddr string
+	Term          uint64
+	CommitIndex   uint64
+	Applied       uint64
 	// LastContact is how long ago a follower last heard from the leader
 	// (-1: never).
 	LastContact time.Duration
@@ -34,6 +36,7 @@ type Status struct {
 type NodeStatus struct {
 	ID       string
 	Addr     string // RESP address for clients ("" if gossip does not know it)
+	TLSAddr  string // TLS address for clients ("" for none, or unknown)
 	RaftAddr string
 	Self     bool
 	Leader   bool
@@ -80,7 +83,7 @@ func (n *Node) Status() Status {
 	st.Nodes = n.nodes(string(leaderID))
 	for _, ns := range st.Nodes {
 		if ns.Leader {
-			st.LeaderAddr = ns.Addr
+			st.LeaderAddr, st.LeaderTLSAddr = ns.Addr, ns.TLSAddr
 		}
 	}
 	return st
@@ -111,6 +114,7 @@ func (n *Node) nodes(leader string) []NodeStatus {
 		for _, m := range n.peers.Members() {
 			ns := get(m.ID)
 			ns.Addr = m.Announce
+			ns.TLSAddr = m.AnnounceTLS
 			if ns.RaftAddr == "" {
 				ns.RaftAddr = m.RaftAddr
 			}

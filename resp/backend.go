@@ -33,21 +33,11 @@ type Backend interface {
 	OnKeyReady(fn func(db int, key []byte))
 }
 
-// ClusterBackend is what the cluster commands need beyond Backend: the
-// leader's half of forwarding (GOBLIN.APPLY, GOBLIN.READINDEX,
-// GOBLIN.ADMIN) and the membership changes of the GOBLIN family.
-// *node.Node implements it; a backend without it answers those commands
-// with an error.
+// ClusterBackend is what the GOBLIN admin command needs beyond Backend:
+// membership changes, which work on any node (a follower asks the
+// leader). *node.Node implements it; a backend without it answers those
+// subcommands with an error.
 type ClusterBackend interface {
-	// ApplyForwarded proposes an entry a follower sent, on the leader
-	// only, and returns a function that waits for its result.
-	ApplyForwarded(entry []byte) func() (raftfsm.Result, error)
-	// ReadIndex is the leader's confirmed commit index.
-	ReadIndex(ctx context.Context) (uint64, error)
-	// RemoveServer and TransferLeadership work on any node (a follower
-	// asks the leader); the Here variants refuse unless this node leads.
 	RemoveServer(id string) error
-	RemoveServerHere(id string) error
 	TransferLeadership(id string) error
-	TransferLeadershipHere(id string) error
 }

@@ -73,6 +73,9 @@ func (s *Server) views(st node.Status, tlsClient bool) []view {
 			alive: ns.Self || ns.Gossip == "alive", inConfig: ns.Suffrage != "none", applied: ns.Applied,
 		}
 		addr := ns.Addr
+		if tlsClient && ns.TLSAddr != "" {
+			addr = ns.TLSAddr
+		}
 		if addr == "" && ns.Self {
 			addr = s.selfAddr(tlsClient)
 		}
@@ -112,7 +115,11 @@ func cmdRole(c *client, argv [][]byte) {
 			}
 			return
 		}
-		host, port := splitAddr(st.LeaderAddr)
+		leaderAddr := st.LeaderAddr
+		if c.isTLS() && st.LeaderTLSAddr != "" {
+			leaderAddr = st.LeaderTLSAddr
+		}
+		host, port := splitAddr(leaderAddr)
 		state := "connected"
 		if st.LeaderID == "" {
 			state = "connect"

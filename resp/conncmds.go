@@ -21,9 +21,6 @@ type connCommand struct {
 	inMulti multiMode
 	flags   command.Flags
 	group   string
-	// async: the command queues its reply behind the writes in flight
-	// instead of waiting for them (forwarded entries, pipelined).
-	async bool
 	// sub, for container commands, gives each subcommand's arity
 	// (counting the command name), checked before the command runs or is
 	// queued, as Redis checks them.
@@ -66,9 +63,6 @@ func init() {
 		{name: "cluster", arity: -2, run: cmdCluster, inMulti: atExec, group: "cluster"},
 		{name: "goblin", arity: -2, run: cmdGoblin, flags: command.Admin, group: "server"},
 		{name: "acl", arity: -2, run: cmdACL, inMulti: atExec, group: "server"},
-		{name: "goblin.apply", arity: 2, run: cmdGoblinApply, async: true, flags: command.Write, group: "cluster"},
-		{name: "goblin.readindex", arity: 1, run: cmdGoblinReadIndex, group: "cluster"},
-		{name: "goblin.admin", arity: -2, run: cmdGoblinAdmin, flags: command.Admin, group: "cluster"},
 	} {
 		connCommands[cc.name] = cc
 	}

@@ -12,9 +12,6 @@ import (
 	"github.com/goblindb/goblin/raftfsm"
 )
 
-// readTimeout bounds how long GOBLIN.READINDEX waits.
-const readTimeout = 5 * time.Second
-
 // runBatch executes a batch of requests (those that arrived together), in
 // order.
 func (c *client) runBatch(cmds [][][]byte) {
@@ -130,11 +127,7 @@ func (c *client) execute(argv [][]byte) {
 		c.endView()
 	}
 	if cc != nil {
-		if cc.async {
-			c.proposeGathered() // its reply queues behind theirs
-		} else {
-			c.drain()
-		}
+		c.drain()
 		cc.run(c, argv)
 		return
 	}

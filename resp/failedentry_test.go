@@ -18,7 +18,9 @@ func TestFailedEntryAnswersErr(t *testing.T) {
 	c := dial(t, s)
 	// As raftfsm.FSM makes it.
 	local := fmt.Errorf("%w (index 7): %w", raftfsm.ErrEntryFailed, raftfsm.ErrCorrupt)
-	forwarded := node.FromWire(string(wireError(local)[1:]))
+	// As the node-to-node plane carries it: node.WireError's line.
+	line, _ := node.WireError(local)
+	forwarded := node.FromWire(line)
 	if forwarded != raftfsm.ErrEntryFailed {
 		t.Fatalf("the forwarding wire turns the failure into %v", forwarded)
 	}

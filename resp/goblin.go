@@ -52,6 +52,8 @@ func cmdGoblin(c *client, argv [][]byte) {
 	}
 }
 
+var errNoCluster = command.Errorf("ERR this node does not run in cluster mode")
+
 func (c *client) clusterAdmin(fn func(cb ClusterBackend) error) error {
 	if c.s.cluster == nil {
 		return errNoCluster

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,7 +32,7 @@ type clusterOptions struct {
 }
 
 func (c *clusterOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.advertise, "advertise", "", "HOST[:PORT] other nodes reach this node's RESP port at; its host also advertises the Raft and gossip ports (default: --addr)")
+	fs.StringVar(&c.advertise, "advertise", "", "HOST[:PORT] other nodes reach this node at: its host advertises the Raft and gossip ports, and HOST:PORT is the RESP address gossiped (default: --addr)")
 	fs.StringVar(&c.announce, "announce", "", "HOST:PORT clients are told in CLUSTER SLOTS/NODES and ROLE (default: --advertise)")
 	fs.StringVar(&c.gossipAddr, "gossip-addr", "", "gossip (memberlist) listen address (default: the RESP host, port+20000)")
 	fs.StringVar(&c.join, "join", "", "gossip seeds to join, host:port,... (a node may list itself); enables cluster mode")
@@ -98,25 +99,55 @@ func (c *clusterOptions) resolve(o *options) error {
 }
 
 // newCluster returns the cluster layer for cluster mode, or nil.
-func newCluster(o *options, logger hclog.Logger, password func() string) (*cluster.Cluster, error) {
+func newCluster(o *options, creds *planeCreds, logger hclog.Logger) (*cluster.Cluster, error) {
 	c := &o.cluster
 	if !c.enabled {
 		return nil, nil
+	}
+	// Clients are told the TLS port's address on the announced host; with
+	// --tls-only that is the only address there is.
+	announce, announceTLS := c.clientAddr, ""
+	if o.tls.port != 0 {
+		host, _, err := net.SplitHostPort(c.clientAddr)
+		if err != nil {
+			return nil, fmt.Errorf("--announce: %w", err)
+		}
+		announceTLS = net.JoinHostPort(host, strconv.Itoa(o.tls.port))
+		if o.tls.only {
+			announce = announceTLS
+		}
 	}
 	return cluster.New(cluster.Config{
 		ID:              o.id,
 		GossipAddr:      c.gossipAddr,
 		GossipAdvertise: c.gossipAdv,
+		RaftBind:        o.raftAddr,
 		RaftAddr:        o.raftAdvertise,
+		Credentials:     creds.credentials(),
+		GossipKeys:      creds.gossipKeys,
 		Addr:            c.respAdv,
-		Announce:        c.clientAddr,
+		Announce:        announce,
+		AnnounceTLS:     announceTLS,
 		Join:            c.seeds,
 		BootstrapExpect: c.bootstrapExpect,
 		MaxVoters:       c.maxVoters,
 		ReapDeadAfter:   c.reapDeadAfter,
-		Password:        password,
 		Logger:          logger,
 	})
+}
+
+// planeAddrs are the node-to-node addresses protected mode checks, by the
+// flag that sets them.
+func (c *clusterOptions) planeAddrs(o *options) map[string]string {
+	if !c.enabled {
+		return nil // a single node listens for no peer
+	}
+	return map[string]string{
+		"--raft-addr":      o.raftAddr,
+		"--raft-advertise": o.raftAdvertise,
+		"--gossip-addr":    c.gossipAddr,
+		"--advertise":      c.gossipAdv,
+	}
 }
 
 // leaveTimeout bounds a graceful leave at shutdown.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -58,5 +60,71 @@ func TestDerivedPortsInRange(t *testing.T) {
 	}
 	if o, err := parseFlags([]string{"--addr", "127.0.0.1:55535"}); err != nil || o.raftAddr != "127.0.0.1:65535" {
 		t.Fatalf("--addr port 55535: %v", err)
+	}
+}
+
+// GOBLIN_<FLAG>_FILE gives a flag its value from a file (Docker secrets),
+// except for flags that have a -file variant of their own.
+func TestEnvFileValues(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "pw")
+	if err := os.WriteFile(pw, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOBLIN_REQUIREPASS_FILE", pw)
+	o, err := parseFlags(nil)
+	if err != nil || o.requirePass != "s3cret" {
+		t.Fatalf("GOBLIN_REQUIREPASS_FILE: %q %v", o.requirePass, err)
+	}
+	t.Setenv("GOBLIN_REQUIREPASS", "fromenv")
+	if o, err := parseFlags(nil); err != nil || o.requirePass != "fromenv" {
+		t.Fatalf("GOBLIN_REQUIREPASS beside _FILE: %q %v", o.requirePass, err)
+	}
+	if o, err := parseFlags([]string{"--requirepass", "flag"}); err != nil || o.requirePass != "flag" {
+		t.Fatalf("the flag beside the environment: %q %v", o.requirePass, err)
+	}
+	t.Setenv("GOBLIN_CLUSTER_SECRET_FILE", pw)
+	if o, err := parseFlags(nil); err != nil || o.plane.secretFile != pw {
+		t.Fatalf("GOBLIN_CLUSTER_SECRET_FILE is --cluster-secret-file: %q %v", o.plane.secretFile, err)
+	}
+	t.Setenv("GOBLIN_LOG_LEVEL_FILE", filepath.Join(dir, "missing"))
+	if _, err := parseFlags(nil); err == nil || !strings.Contains(err.Error(), "GOBLIN_LOG_LEVEL") {
+		t.Fatalf("a missing _FILE: %v", err)
+	}
+}
+
+// Without credentials every node-to-node address must be loopback; with
+// a secret any address goes; certificate files off loopback need a gossip
+// key; half-given or conflicting credentials are refused.
+func TestProtectedMode(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte(strings.Repeat("k", 40)+"\n"), 0o600)
+	short := filepath.Join(dir, "short")
+	os.WriteFile(short, []byte("hunter2\n"), 0o600)
+	cases := []struct {
+		args []string
+		want string // "" for no error
+	}{
+		{[]string{"--addr", "127.0.0.1:6381", "--bootstrap-expect", "3"}, ""},
+		{[]string{"--addr", "0.0.0.0:6381", "--advertise", "10.0.0.1", "--bootstrap-expect", "3"}, "--cluster-secret-file"},
+		{[]string{"--addr", "127.0.0.1:6381", "--raft-addr", "0.0.0.0:16381", "--bootstrap-expect", "3"}, "(--raft-addr 0.0.0.0:16381)"},
+		{[]string{"--addr", "0.0.0.0:6381", "--advertise", "10.0.0.1", "--bootstrap-expect", "3", "--cluster-secret-file", secret}, ""},
+		{[]string{"--addr", "0.0.0.0:6381", "--advertise", "10.0.0.1", "--bootstrap-expect", "3", "--cluster-secret-file", short}, "too short"},
+		{[]string{"--addr", "0.0.0.0:6381", "--advertise", "10.0.0.1", "--bootstrap-expect", "3", "--cluster-tls-cert-file", "x"}, "go together"},
+		{[]string{"--addr", "0.0.0.0:6381", "--advertise", "10.0.0.1", "--bootstrap-expect", "3", "--cluster-secret-file", secret, "--cluster-tls-cert-file", "a", "--cluster-tls-key-file", "b", "--cluster-tls-ca-file", "c"}, "not both"},
+		{[]string{"--addr", "0.0.0.0:6381"}, ""}, // a single node opens no Raft port
+	}
+	for _, tc := range cases {
+		o, err := parseFlags(tc.args)
+		if err == nil {
+			_, err = o.plane.load(o.id, o.cluster.planeAddrs(o))
+		}
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v", tc.args, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%q: error %v, want one with %q", tc.args, err, tc.want)
+		}
 	}
 }

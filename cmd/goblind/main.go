@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/node"
@@ -80,6 +81,7 @@ type options struct {
 	snapshotInterval                                    time.Duration
 	procs, gcPercent                                    int
 	cluster                                             clusterOptions
+	plane                                               planeOptions
 	tls                                                 tlsOptions
 	acl                                                 aclOptions
 }
@@ -107,19 +109,26 @@ func parseFlags(args []string) (*options, error) {
 	fs.IntVar(&o.gcPercent, "gogc", 0, "heap growth between garbage collections, in percent (GOGC); 0: the default")
 	o.cluster.register(fs)
 	o.tls.register(fs)
+	o.plane.register(fs)
 	o.acl.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
+	o.plane.readEnv()
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || err != nil {
+			return
+		}
 		env := "GOBLIN_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(env); ok && !set[f.Name] && err == nil {
-			if e := fs.Set(f.Name, v); e != nil {
-				err = fmt.Errorf("%s: %w", env, e)
-			}
+		v, ok, e := envValue(env, fs.Lookup(f.Name+"-file") != nil)
+		if e == nil && ok {
+			e = fs.Set(f.Name, v)
+		}
+		if e != nil {
+			err = fmt.Errorf("%s: %w", env, e)
 		}
 	})
 	if err != nil {
@@ -137,6 +146,26 @@ func parseFlags(args []string) (*options, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// envValue returns the value of the environment variable env or, when it
+// is not set, the contents of the file named by env_FILE (the Docker
+// secrets convention: GOBLIN_REQUIREPASS_FILE=/run/secrets/pw), without
+// its trailing newline. A flag that has a -file variant of its own takes
+// no env_FILE (GOBLIN_CLUSTER_SECRET_FILE is --cluster-secret-file).
+func envValue(env string, hasFileFlag bool) (string, bool, error) {
+	if v, ok := os.LookupEnv(env); ok {
+		return v, true, nil
+	}
+	path, ok := os.LookupEnv(env + "_FILE")
+	if !ok || hasFileFlag {
+		return "", false, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", false, err
+	}
+	return strings.TrimRight(string(b), "\r\n"), true, nil
 }
 
 // shiftPort returns addr with its port increased by d.
@@ -194,21 +223,22 @@ func run(args []string) error {
 	}
 	defer ctls.Close()
 
-	// Forwarding connections authenticate with this node's requirepass as
-	// it is when they open (CONFIG SET may change it).
-	var srv *resp.Server
-	cl, err := newCluster(o, logger, func() string {
-		if srv != nil {
-			return srv.Password()
-		}
-		return o.requirePass
-	})
+	creds, err := o.plane.load(o.id, o.cluster.planeAddrs(o))
 	if err != nil {
 		return err
 	}
+	defer creds.watch(o.tls.watchInterval, logger)()
+	cl, err := newCluster(o, creds, logger)
+	if err != nil {
+		return err
+	}
+	// In cluster mode Raft and forwarding share the cluster's node-to-node
+	// plane; a single node has no peer, and node runs its Raft on an
+	// in-memory transport: no node-to-node port is open.
 	var peers node.Peers
+	var transport raft.Transport
 	if cl != nil {
-		peers = cl
+		peers, transport = cl, cl.RaftTransport()
 	}
 	n, err := node.New(node.Config{
 		ID:                o.id,
@@ -223,13 +253,14 @@ func run(args []string) error {
 		SnapshotThreshold: o.snapshotThreshold,
 		SnapshotInterval:  o.snapshotInterval,
 		Peers:             peers,
+		Transport:         transport,
 		MaxStaleness:      o.cluster.maxStaleness,
 		CommitTimeout:     o.cluster.commitTimeout,
 	})
 	if err != nil {
 		return err
 	}
-	srv = resp.NewServer(ctls.config(resp.Config{
+	srv := resp.NewServer(ctls.config(resp.Config{
 		Addr:        o.addr,
 		UnixSocket:  o.unixSocket,
 		RequirePass: o.requirePass,
@@ -256,8 +287,19 @@ func run(args []string) error {
 	logger.Info("ready to accept connections", "addr", srv.Addr(), "tls", srv.TLSAddr(), "raft", o.raftAddr, "data", o.data, "fsync", fsync.String(), "runtime", tuned)
 
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	s := <-sig
+	for ; s == syscall.SIGHUP; s = <-sig {
+		// Reload what can be reloaded; the client TLS files reload on
+		// their own signal handler.
+		if cl != nil && creds.credentials() != nil {
+			if err := o.plane.reload(creds, cl); err != nil {
+				logger.Error("SIGHUP: cluster credentials not reloaded; the ones in use stay", "error", err)
+			} else {
+				logger.Info("SIGHUP: cluster credentials reloaded")
+			}
+		}
+	}
 	logger.Info("shutting down", "signal", s.String())
 	if cl != nil {
 		// Leave while still serving: a leader hands over leadership first,
@@ -276,7 +318,12 @@ func run(args []string) error {
 func ping(args []string) int {
 	fs := flag.NewFlagSet("goblind ping", flag.ContinueOnError)
 	addr := fs.String("addr", envOr("GOBLIN_ADDR", "127.0.0.1:6379"), "node to ping")
-	pass := fs.String("requirepass", os.Getenv("GOBLIN_REQUIREPASS"), "password")
+	defPass, _, err := envValue("GOBLIN_REQUIREPASS", false)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "goblind ping: GOBLIN_REQUIREPASS_FILE:", err)
+		return 2
+	}
+	pass := fs.String("requirepass", defPass, "password (default: GOBLIN_REQUIREPASS, or the file GOBLIN_REQUIREPASS_FILE names)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after")
 	pt := registerPingTLS(fs)
 	if err := fs.Parse(args); err != nil {

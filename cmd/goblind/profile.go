@@ -26,9 +26,10 @@ func startProfiling(addr, cpuFile string) (stop func(), err error) {
 		if err != nil {
 			return stop, fmt.Errorf("--pprof: %w", err)
 		}
+		// No /debug/pprof/cmdline: the command line may hold
+		// --requirepass. What remains are stacks, samples and symbols.
 		mux := http.NewServeMux()
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)

@@ -94,8 +94,6 @@ func loadClientTLS(o *options, logger hclog.Logger) (*clientTLS, error) {
 		return nil, errors.New("--tls-port needs --tls-cert-file and --tls-key-file")
 	case t.caFile == "" && auth != tls.NoClientCert:
 		return nil, errors.New("--tls-ca-cert-file is needed to verify client certificates (or set --tls-auth-clients no)")
-	case t.only && o.cluster.enabled:
-		return nil, errors.New("--tls-only cannot be used in cluster mode: nodes forward commands to one another's plaintext port")
 	}
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {

@@ -1,14 +1,23 @@
 // Package freeport finds loopback addresses for tests that start real
 // servers: a port free for both TCP and UDP (gossip binds both), never
-// handed out twice in one process. The kernel may give a just-closed port
-// to the next caller, and a test often asks for a node's RESP, Raft and
-// gossip ports before any of them is bound.
+// handed out twice in one process. A test often asks for a node's RESP,
+// Raft and gossip ports before any of them is bound, so the ports come
+// from below the kernel's ephemeral range (32768 and up on Linux): there
+// no outgoing connection or ":0" listener can take one meanwhile.
 package freeport
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"strconv"
 	"sync"
+)
+
+// The range ports are drawn from.
+const (
+	lowPort  = 10000
+	highPort = 32767
 )
 
 var (
@@ -23,13 +32,19 @@ func Addr(host string) (string, error) {
 	if host == "" {
 		host = "127.0.0.1"
 	}
-	for range 100 {
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			return "", fmt.Errorf("finding a free port: %w", err)
+	for range 1000 {
+		port := lowPort + rand.IntN(highPort-lowPort+1)
+		mu.Lock()
+		dup := handed[port]
+		mu.Unlock()
+		if dup {
+			continue
 		}
-		addr := ln.Addr().String()
-		port := ln.Addr().(*net.TCPAddr).Port
+		addr := net.JoinHostPort(host, strconv.Itoa(port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
 		udp, uerr := net.ListenPacket("udp", addr)
 		ln.Close()
 		if uerr != nil {
@@ -37,12 +52,12 @@ func Addr(host string) (string, error) {
 		}
 		udp.Close()
 		mu.Lock()
-		dup := handed[port]
+		dup = handed[port]
 		handed[port] = true
 		mu.Unlock()
 		if !dup {
 			return addr, nil
 		}
 	}
-	return "", fmt.Errorf("no free port on %s after 100 tries", host)
+	return "", fmt.Errorf("no free port on %s after 1000 tries", host)
 }

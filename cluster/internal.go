@@ -1,0 +1,189 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/redcon"
+
+	"github.com/goblindb/goblin/node"
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+// The internal server answers the requests peers send over the plane's
+// internal connections (forward.go is the other side). Requests are RESP
+// arrays, read with redcon's reader, and each connection's replies go back
+// in the order of its requests. Entries are proposed as they are read,
+// without waiting for earlier ones to commit, so a follower's pipeline is
+// replicated in one round and applied in the order sent; a writer
+// goroutine waits for each result in turn and writes it.
+//
+// Nothing here is reachable from the client port: the connection got
+// here through the plane's handshake, so the peer holds the cluster's
+// credentials (or, without any, is on loopback).
+
+// The internal requests.
+const (
+	cmdApply     = "GOBLIN.APPLY"     // <entry> → [index, reply]
+	cmdReadIndex = "GOBLIN.READINDEX" // → index
+	cmdAdmin     = "GOBLIN.ADMIN"     // REMOVE <id> | TRANSFER [<id>] → OK
+	cmdID        = "GOBLIN.ID"        // → the node's ID
+)
+
+// internalTimeout bounds how long a read index or a membership change
+// waits on the leader.
+const internalTimeout = 5 * time.Second
+
+// maxInFlight bounds the requests of one connection read but not yet
+// answered: past it, reading waits for the writer.
+const maxInFlight = 4096
+
+// serveInternal serves one internal connection until it closes.
+func (c *Cluster) serveInternal(nc net.Conn) {
+	replies := make(chan func() []byte, maxInFlight)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.writeReplies(nc, replies)
+	}()
+	rd := redcon.NewReader(nc)
+	for {
+		cmds, err := rd.ReadCommands()
+		if err != nil {
+			break
+		}
+		for _, cmd := range cmds {
+			replies <- c.internalRequest(cmd.Args)
+		}
+	}
+	close(replies)
+	<-done
+	nc.Close()
+}
+
+// writeReplies writes each request's reply in order, flushing whenever no
+// other reply is ready. After a write fails it still drains replies, so
+// the reader never blocks on a full channel.
+func (c *Cluster) writeReplies(nc net.Conn, replies <-chan func() []byte) {
+	bw := bufio.NewWriterSize(nc, 32<<10)
+	var werr error
+	for fn := range replies {
+		b := fn()
+		if werr != nil {
+			continue
+		}
+		_, werr = bw.Write(b)
+		if werr == nil && len(replies) == 0 {
+			werr = bw.Flush()
+		}
+		if werr != nil {
+			nc.Close() // the reader stops too
+		}
+	}
+}
+
+// internalRequest starts one request and returns the function that
+// produces its reply. An entry is proposed here, on the reading
+// goroutine, so entries enter the log in the order they arrived.
+func (c *Cluster) internalRequest(args [][]byte) func() []byte {
+	if len(args) == 0 {
+		return errReply("ERR empty request")
+	}
+	switch name := strings.ToUpper(string(args[0])); {
+	case name == cmdApply && len(args) == 2:
+		wait := c.node.ApplyForwarded(args[1])
+		return func() []byte { return applyReply(wait()) }
+	case name == cmdReadIndex && len(args) == 1:
+		return func() []byte {
+			ctx, cancel := context.WithTimeout(context.Background(), internalTimeout)
+			defer cancel()
+			index, err := c.node.ReadIndex(ctx)
+			if err != nil {
+				return wireError(err)
+			}
+			return []byte(":" + strconv.FormatUint(index, 10) + "\r\n")
+		}
+	case name == cmdAdmin && len(args) >= 2:
+		sub := strings.ToUpper(string(args[1]))
+		var id string
+		if len(args) == 3 {
+			id = string(args[2])
+		}
+		return func() []byte {
+			var err error
+			switch {
+			case sub == "REMOVE" && len(args) == 3:
+				err = c.node.RemoveServerHere(id)
+			case sub == "TRANSFER" && len(args) <= 3:
+				err = c.node.TransferLeadershipHere(id)
+			default:
+				return errReply("ERR syntax error")()
+			}
+			if err != nil {
+				return wireError(err)
+			}
+			return []byte("+OK\r\n")
+		}
+	case name == cmdID && len(args) == 1:
+		return func() []byte { return bulk(c.cfg.ID) }
+	}
+	return errReply("ERR unknown internal request '" + sanitize(args[0]) + "'")
+}
+
+// applyReply is GOBLIN.APPLY's reply: [index, reply bytes], or the error.
+func applyReply(res raftfsm.Result, err error) []byte {
+	if err != nil {
+		return wireError(err)
+	}
+	b := make([]byte, 0, len(res.Reply)+32)
+	b = append(b, "*2\r\n:"...)
+	b = strconv.AppendUint(b, res.Index, 10)
+	b = append(b, "\r\n$"...)
+	b = strconv.AppendInt(b, int64(len(res.Reply)), 10)
+	b = append(b, "\r\n"...)
+	b = append(b, res.Reply...)
+	return append(b, "\r\n"...)
+}
+
+// wireError is the error line for err: "-CODE text" naming a node
+// sentinel (node.WireError) where there is one, so the follower knows
+// whether the request may have taken effect.
+func wireError(err error) []byte {
+	if line, ok := node.WireError(err); ok {
+		return []byte("-" + line + "\r\n")
+	}
+	return []byte("-ERR " + oneLine(err.Error()) + "\r\n")
+}
+
+func errReply(msg string) func() []byte {
+	return func() []byte { return []byte("-" + msg + "\r\n") }
+}
+
+func bulk(s string) []byte {
+	return []byte("$" + strconv.Itoa(len(s)) + "\r\n" + s + "\r\n")
+}
+
+// oneLine keeps an error text on one line.
+func oneLine(s string) string {
+	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+}
+
+// sanitize quotes a peer's bytes for an error text: printable ASCII only,
+// at most 64 bytes.
+func sanitize(b []byte) string {
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	out := make([]byte, 0, len(b))
+	for _, ch := range b {
+		if ch < ' ' || ch > '~' {
+			ch = '?'
+		}
+		out = append(out, ch)
+	}
+	return string(out)
+}

@@ -1,0 +1,284 @@
+package cluster
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+)
+
+// The node-to-node plane: one listener, on the node's Raft address, for
+// everything nodes say to each other apart from gossip. A connection is
+// mutual TLS when the cluster has credentials, and plain TCP otherwise (the
+// caller allows that on loopback only). After the handshake the dialer
+// names what the connection carries in a five-byte preamble: planeMagic
+// and a kind. Raft's RPCs go to hashicorp/raft's network transport
+// through the StreamLayer below; internal requests (forwarded entries,
+// read indexes, membership changes) go to the cluster's internal server.
+// A connection that does not complete the handshake and the preamble
+// within handshakeTimeout is closed.
+
+// planeMagic starts every preamble; its last byte is the version.
+const planeMagic = "GOB\x01"
+
+// Connection kinds: the preamble's last byte.
+const (
+	kindRaft     byte = 'R'
+	kindInternal byte = 'I'
+)
+
+// handshakeTimeout bounds the TLS handshake and the preamble.
+const handshakeTimeout = 5 * time.Second
+
+// plane is a node's node-to-node listener.
+type plane struct {
+	ln    net.Listener
+	adv   net.Addr
+	creds Credentials // nil: plain TCP
+	log   hclog.Logger
+
+	raftConns chan net.Conn
+	// internal serves internal connections; nil until the cluster starts
+	// (connections arriving before are closed).
+	internal atomic.Pointer[func(net.Conn)]
+
+	mu     sync.Mutex
+	conns  map[*planeConn]struct{}
+	closed bool
+	done   chan struct{}
+	wg     sync.WaitGroup
+}
+
+// listenPlane listens on bind. advertise is the address peers dial (a
+// host name is resolved now); empty means the bound address.
+func listenPlane(bind, advertise string, creds Credentials, log hclog.Logger) (*plane, error) {
+	ln, err := net.Listen("tcp", bind)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: node-to-node listener: %w", err)
+	}
+	adv := ln.Addr()
+	if ip := adv.(*net.TCPAddr).IP; advertise == "" && ip.IsUnspecified() {
+		ln.Close()
+		return nil, fmt.Errorf("cluster: the node-to-node listener %s needs an address peers can reach to advertise", bind)
+	}
+	if advertise != "" {
+		a, err := net.ResolveTCPAddr("tcp", advertise)
+		if err != nil {
+			ln.Close()
+			return nil, fmt.Errorf("cluster: node-to-node advertise address: %w", err)
+		}
+		if a.IP == nil || a.IP.IsUnspecified() {
+			ln.Close()
+			return nil, fmt.Errorf("cluster: node-to-node advertise address %q is not one peers can reach", advertise)
+		}
+		adv = a
+	}
+	p := &plane{ln: ln, adv: adv, creds: creds, log: log, raftConns: make(chan net.Conn), conns: map[*planeConn]struct{}{}, done: make(chan struct{})}
+	p.wg.Add(1)
+	go p.acceptLoop()
+	return p, nil
+}
+
+func (p *plane) acceptLoop() {
+	defer p.wg.Done()
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Out of descriptors, for instance: back off and go on.
+			p.log.Warn("node-to-node accept failed", "error", err)
+			select {
+			case <-p.done:
+				return
+			case <-time.After(50 * time.Millisecond):
+			}
+			continue
+		}
+		pc := p.track(c)
+		if pc == nil {
+			return
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.admit(pc)
+		}()
+	}
+}
+
+// admit completes an accepted connection's handshake and preamble, then
+// hands it to its user.
+func (p *plane) admit(pc *planeConn) {
+	kind, err := p.accept(pc)
+	if err != nil {
+		p.log.Debug("refused a node-to-node connection", "remote", pc.RemoteAddr(), "error", err)
+		pc.Close()
+		return
+	}
+	switch kind {
+	case kindRaft:
+		select {
+		case p.raftConns <- pc:
+		case <-p.done:
+			pc.Close()
+		}
+	case kindInternal:
+		if h := p.internal.Load(); h != nil {
+			(*h)(pc)
+			return
+		}
+		pc.Close()
+	}
+}
+
+// accept runs the server side of the handshake and reads the preamble.
+func (p *plane) accept(pc *planeConn) (byte, error) {
+	pc.SetDeadline(time.Now().Add(handshakeTimeout))
+	if p.creds != nil {
+		tc := tls.Server(pc.Conn, p.creds.ServerConfig())
+		if err := tc.Handshake(); err != nil {
+			return 0, fmt.Errorf("TLS handshake: %w", err)
+		}
+		pc.Conn = tc
+	}
+	kind, err := readPreamble(pc)
+	if err != nil {
+		return 0, err
+	}
+	pc.SetDeadline(time.Time{})
+	return kind, nil
+}
+
+// readPreamble reads and checks a connection's preamble.
+func readPreamble(r io.Reader) (byte, error) {
+	var pre [len(planeMagic) + 1]byte
+	if _, err := io.ReadFull(r, pre[:]); err != nil {
+		return 0, fmt.Errorf("preamble: %w", err)
+	}
+	if string(pre[:len(planeMagic)]) != planeMagic {
+		return 0, errors.New("preamble: not a Goblin node (or another version)")
+	}
+	if k := pre[len(planeMagic)]; k == kindRaft || k == kindInternal {
+		return k, nil
+	}
+	return 0, fmt.Errorf("preamble: unknown connection kind %q", pre[len(planeMagic)])
+}
+
+// dial connects to a peer's plane for kind.
+func (p *plane) dial(addr string, kind byte, timeout time.Duration) (net.Conn, error) {
+	deadline := time.Now().Add(timeout)
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+		tc.SetKeepAlive(true)
+		tc.SetKeepAlivePeriod(5 * time.Second)
+	}
+	pc := p.track(c)
+	if pc == nil {
+		return nil, net.ErrClosed
+	}
+	pc.SetDeadline(deadline)
+	if p.creds != nil {
+		tc := tls.Client(pc.Conn, p.creds.ClientConfig())
+		if err := tc.Handshake(); err != nil {
+			pc.Close()
+			return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+		}
+		pc.Conn = tc
+	}
+	if _, err := pc.Write(append([]byte(planeMagic), kind)); err != nil {
+		pc.Close()
+		return nil, err
+	}
+	pc.SetDeadline(time.Time{})
+	return pc, nil
+}
+
+// track registers a connection so close can close it; nil once closed.
+func (p *plane) track(c net.Conn) *planeConn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		c.Close()
+		return nil
+	}
+	pc := &planeConn{Conn: c, raw: c, p: p}
+	p.conns[pc] = struct{}{}
+	return pc
+}
+
+// close stops the listener and closes every connection of the plane.
+func (p *plane) close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	close(p.done)
+	conns := p.conns
+	p.conns = nil
+	p.mu.Unlock()
+	err := p.ln.Close()
+	for pc := range conns {
+		pc.raw.Close()
+	}
+	p.wg.Wait()
+	return err
+}
+
+// planeConn is a connection of the plane; closing it forgets it. Conn is
+// the TLS connection once the handshake is done (set before the
+// connection is handed on), raw the TCP connection under it, which the
+// plane closes when it closes.
+type planeConn struct {
+	net.Conn
+	raw  net.Conn
+	p    *plane
+	once sync.Once
+}
+
+func (pc *planeConn) Close() error {
+	pc.once.Do(func() {
+		pc.p.mu.Lock()
+		delete(pc.p.conns, pc)
+		pc.p.mu.Unlock()
+	})
+	return pc.Conn.Close()
+}
+
+// raftStream is the plane's raft.StreamLayer.
+type raftStream struct{ p *plane }
+
+var _ raft.StreamLayer = raftStream{}
+
+func (s raftStream) Accept() (net.Conn, error) {
+	select {
+	case c := <-s.p.raftConns:
+		return c, nil
+	case <-s.p.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close closes the whole plane: Raft's transport is closed last, when the
+// node shuts down.
+func (s raftStream) Close() error { return s.p.close() }
+
+func (s raftStream) Addr() net.Addr { return s.p.adv }
+
+func (s raftStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	return s.p.dial(string(addr), kindRaft, timeout)
+}

@@ -1,0 +1,251 @@
+package cluster
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/goblindb/goblin/node"
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+func secretOf(b byte) []byte { return bytes.Repeat([]byte{b}, MinSecretLen) }
+
+func mustSecret(t testing.TB, id string, secrets ...[]byte) Credentials {
+	t.Helper()
+	c, err := NewSecretCredentials(id, secrets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// testPlane listens on loopback with creds and answers every internal
+// connection with "+<id>\r\n".
+func testPlane(t testing.TB, id string, creds Credentials) *plane {
+	t.Helper()
+	p, err := listenPlane("127.0.0.1:0", "", creds, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.close() })
+	h := func(c net.Conn) {
+		c.Write([]byte("+" + id + "\r\n"))
+		c.Close()
+	}
+	p.internal.Store(&h)
+	return p
+}
+
+// talk dials to's plane from from and returns what to's handler said.
+func talk(from, to *plane) (string, error) {
+	c, err := from.dial(to.adv.String(), kindInternal, 2*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return strings.TrimSpace(line), err
+}
+
+// Planes with the same secret talk; with another secret, or with none on
+// one side, neither side gets through, whichever dials.
+func TestPlaneSecretHandshake(t *testing.T) {
+	a := testPlane(t, "a", mustSecret(t, "a", secretOf('x')))
+	b := testPlane(t, "b", mustSecret(t, "b", secretOf('x')))
+	other := testPlane(t, "other", mustSecret(t, "other", secretOf('y')))
+	plain := testPlane(t, "plain", nil)
+	if got, err := talk(a, b); err != nil || got != "+b" {
+		t.Fatalf("same secret: %q %v", got, err)
+	}
+	if got, err := talk(b, a); err != nil || got != "+a" {
+		t.Fatalf("same secret, other way: %q %v", got, err)
+	}
+	for _, pair := range [][2]*plane{{a, other}, {other, a}, {plain, a}, {a, plain}} {
+		if got, err := talk(pair[0], pair[1]); err == nil && got != "" {
+			t.Fatalf("%s reached %s's handler: %q", pair[0].adv, pair[1].adv, got)
+		}
+	}
+}
+
+// During a rotation a node signing with the new secret and one still
+// signing with the old talk, as long as each accepts both; a node that
+// only knows the old secret refuses the new one.
+func TestPlaneSecretRotation(t *testing.T) {
+	oldS, newS := secretOf('o'), secretOf('n')
+	stillOld := testPlane(t, "a", mustSecret(t, "a", oldS, newS))
+	moved := testPlane(t, "b", mustSecret(t, "b", newS, oldS))
+	onlyOld := testPlane(t, "c", mustSecret(t, "c", oldS))
+	for _, pair := range [][2]*plane{{stillOld, moved}, {moved, stillOld}, {stillOld, onlyOld}, {onlyOld, stillOld}} {
+		if _, err := talk(pair[0], pair[1]); err != nil {
+			t.Fatalf("%s to %s: %v", pair[0].adv, pair[1].adv, err)
+		}
+	}
+	if got, err := talk(moved, onlyOld); err == nil && got != "" {
+		t.Fatalf("a node that knows only the old secret accepted the new one: %q", got)
+	}
+	// Updating the old-only node to both lets them talk.
+	if err := onlyOld.creds.(*SecretCredentials).Update([][]byte{oldS, newS}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := talk(moved, onlyOld); err != nil {
+		t.Fatalf("after the update: %v", err)
+	}
+}
+
+func TestSecretTooShort(t *testing.T) {
+	if _, err := NewSecretCredentials("n", [][]byte{[]byte("hunter2")}); err == nil || !strings.Contains(err.Error(), "too short") {
+		t.Fatalf("a 7-byte secret: %v", err)
+	}
+	k1, _ := GossipKeyFromSecret(secretOf('x'))
+	k2, _ := GossipKeyFromSecret(secretOf('x'))
+	k3, _ := GossipKeyFromSecret(secretOf('y'))
+	if len(k1) != 32 || !bytes.Equal(k1, k2) || bytes.Equal(k1, k3) {
+		t.Fatalf("gossip keys: %x %x %x", k1, k2, k3)
+	}
+}
+
+// A peer that connects and says nothing is dropped after the handshake
+// timeout; closing the plane closes connections in every state.
+func TestPlaneCloseWithIdlePeers(t *testing.T) {
+	p := testPlane(t, "a", mustSecret(t, "a", secretOf('x')))
+	var conns []net.Conn
+	for range 5 {
+		c, err := net.Dial("tcp", p.adv.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	done := make(chan struct{})
+	go func() { p.close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("closing the plane hung on idle peers")
+	}
+	for _, c := range conns {
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Fatal("a peer's connection stayed open")
+		}
+		c.Close()
+	}
+}
+
+// fuzzNode answers internal requests as a leader would, validating
+// entries by decoding them.
+type fuzzNode struct{ Node }
+
+func (fuzzNode) ApplyForwarded(b []byte) func() (raftfsm.Result, error) {
+	if _, err := raftfsm.Decode(b); err != nil {
+		return func() (raftfsm.Result, error) { return raftfsm.Result{}, node.ErrBadEntry }
+	}
+	return func() (raftfsm.Result, error) { return raftfsm.Result{Index: 1, Reply: []byte("+OK\r\n")}, nil }
+}
+func (fuzzNode) ReadIndex(context.Context) (uint64, error) { return 7, nil }
+func (fuzzNode) RemoveServerHere(string) error             { return node.ErrNoSuchNode }
+func (fuzzNode) TransferLeadershipHere(string) error       { return node.ErrNotLeader }
+
+// FuzzPlaneConn sends arbitrary bytes to a plane without credentials
+// (the preamble, then whatever follows, to the internal server): nothing
+// panics, and the connection ends.
+func FuzzPlaneConn(f *testing.F) {
+	f.Add([]byte("GOB\x01I*1\r\n$9\r\nGOBLIN.ID\r\n"))
+	f.Add([]byte("GOB\x01I*2\r\n$12\r\nGOBLIN.APPLY\r\n$3\r\n\x01\x01\x00\r\n*1\r\n$16\r\nGOBLIN.READINDEX\r\n"))
+	f.Add([]byte("GOB\x01I*3\r\n$12\r\nGOBLIN.ADMIN\r\n$6\r\nREMOVE\r\n$2\r\nn9\r\n"))
+	f.Add([]byte("GOB\x01R\x00\x01\x02"))
+	f.Add([]byte("\x16\x03\x01\x00\x05hello"))
+	f.Add([]byte("PING\r\n"))
+	c := &Cluster{cfg: Config{ID: "n1"}, node: fuzzNode{}, log: hclog.NewNullLogger()}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := &plane{creds: nil, log: hclog.NewNullLogger(), raftConns: make(chan net.Conn), conns: map[*planeConn]struct{}{}, done: make(chan struct{})}
+		serve := c.serveInternal
+		p.internal.Store(&serve)
+		client, server := net.Pipe()
+		pc := p.track(server)
+		finished := make(chan struct{})
+		go func() {
+			defer close(finished)
+			p.admit(pc)
+		}()
+		go func() {
+			// Write, read what comes back for a moment, then hang up.
+			client.SetDeadline(time.Now().Add(100 * time.Millisecond))
+			client.Write(data)
+			io.Copy(io.Discard, io.LimitReader(client, 1<<20))
+			client.Close()
+		}()
+		// The Raft side is nobody's here: take it so admit returns.
+		select {
+		case rc := <-p.raftConns:
+			rc.Close()
+		case <-finished:
+		}
+		select {
+		case <-finished:
+		case <-time.After(handshakeTimeout + 2*time.Second):
+			t.Fatal("the plane did not let go of the connection")
+		}
+	})
+}
+
+// The internal server's reply to each request is one RESP value, and a
+// request it does not know is an error, not a crash.
+func TestInternalRequests(t *testing.T) {
+	c := &Cluster{cfg: Config{ID: "n1"}, node: fuzzNode{}, log: hclog.NewNullLogger()}
+	client, server := net.Pipe()
+	go c.serveInternal(server)
+	defer client.Close()
+	client.SetDeadline(time.Now().Add(5 * time.Second))
+	junk := make([]byte, 8)
+	rand.Read(junk)
+	good := (&raftfsm.Entry{Op: raftfsm.OpNoop}).Encode(nil)
+	reqs := [][]string{
+		{"GOBLIN.ID"}, {"goblin.readindex"}, {"GOBLIN.APPLY", string(junk[:0])}, {"GOBLIN.APPLY", string(good)},
+		{"GOBLIN.ADMIN", "REMOVE", "n9"}, {"GOBLIN.ADMIN", "TRANSFER"}, {"GOBLIN.ADMIN", "BOGUS"}, {"FLUSHALL"},
+	}
+	want := []string{"$2", ":7", "-BADENTRY", "*2", "-NOSUCHNODE", "-NOTLEADER", "-ERR syntax error", "-ERR unknown internal request 'FLUSHALL'"}
+	go func() {
+		for _, r := range reqs {
+			var b strings.Builder
+			b.WriteString("*" + strconv.Itoa(len(r)) + "\r\n")
+			for _, a := range r {
+				b.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
+			}
+			client.Write([]byte(b.String()))
+		}
+	}()
+	br := bufio.NewReader(client)
+	for i, w := range want {
+		v, err := readValue(br, 0)
+		if err != nil {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		got := string(v.kind) + string(v.str)
+		if v.kind == ':' || v.kind == '*' || v.kind == '$' {
+			got = string(v.kind)
+			switch v.kind {
+			case ':':
+				got += strconv.Itoa(int(v.num))
+			case '*':
+				got += strconv.Itoa(len(v.array))
+			case '$':
+				got += strconv.Itoa(len(v.str))
+			}
+		}
+		if !strings.HasPrefix(got, w) {
+			t.Fatalf("reply %d to %q: %q, want %q...", i, reqs[i], got, w)
+		}
+	}
+}
