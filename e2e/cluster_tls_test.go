@@ -73,9 +73,14 @@ func TestTLSOnlyCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, err := cc.ZCard(ctx, "lb").Result(); err != nil || n != 20 {
-		t.Fatalf("ZCARD through the cluster client: %d %v", n, err)
-	}
+	// ReadOnly reads go to followers and read their local state, which
+	// catches up with the writes within the replication lag.
+	Eventually(t, 10*time.Second, func() error {
+		if n, err := cc.ZCard(ctx, "lb").Result(); err != nil || n != 20 {
+			return fmt.Errorf("ZCARD through the cluster client: %d %v", n, err)
+		}
+		return nil
+	})
 	for _, n := range nodes {
 		if s, err := n.c.ZScore(ctx, "lb", "m19").Result(); err != nil || s != 19 {
 			t.Fatalf("%s: ZSCORE %v %v", n.tls, s, err)
