@@ -1,6 +1,10 @@
 package acl
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/goblindb/goblin/internal/sds"
+)
 
 // SetUser returns the user u (nil: a new user named name) with rules
 // applied, as ACL SETUSER does: every rule or none. A selector may be
@@ -160,109 +164,16 @@ func HashRules(rules []string) []string {
 	return out
 }
 
-// splitArgs splits a selector's inside into rules as Redis's sdssplitargs
-// does: separated by spaces, with "double quotes" (and their \n \r \t \b
-// \a \\ \" \xHH escapes) and 'single quotes' (with \'). Unbalanced quotes
-// give no rules at all.
+// splitArgs splits a selector's inside into rules as Redis does, with
+// sdssplitargs; unbalanced quotes give no rules at all.
 func splitArgs(line string) []string {
-	if z := strings.IndexByte(line, 0); z >= 0 {
-		line = line[:z] // C strings end at a NUL
+	args, ok := sds.SplitArgs([]byte(line))
+	if !ok {
+		return nil
 	}
-	var out []string
-	i := 0
-	for {
-		for i < len(line) && isSpaceByte(line[i]) {
-			i++
-		}
-		if i >= len(line) {
-			return out
-		}
-		var cur []byte
-		inq, insq, done := false, false, false
-		for !done {
-			if inq {
-				switch {
-				case i >= len(line):
-					return nil
-				case line[i] == '\\' && i+3 < len(line) && line[i+1] == 'x' && isHex(line[i+2]) && isHex(line[i+3]):
-					cur = append(cur, hexVal(line[i+2])<<4|hexVal(line[i+3]))
-					i += 3
-				case line[i] == '\\' && i+1 < len(line):
-					i++
-					switch line[i] {
-					case 'n':
-						cur = append(cur, '\n')
-					case 'r':
-						cur = append(cur, '\r')
-					case 't':
-						cur = append(cur, '\t')
-					case 'b':
-						cur = append(cur, '\b')
-					case 'a':
-						cur = append(cur, '\a')
-					default:
-						cur = append(cur, line[i])
-					}
-				case line[i] == '"':
-					// A closing quote must be followed by a space or the end.
-					if i+1 < len(line) && !isSpaceByte(line[i+1]) {
-						return nil
-					}
-					done = true
-				default:
-					cur = append(cur, line[i])
-				}
-			} else if insq {
-				switch {
-				case i >= len(line):
-					return nil
-				case line[i] == '\\' && i+1 < len(line) && line[i+1] == '\'':
-					i++
-					cur = append(cur, '\'')
-				case line[i] == '\'':
-					if i+1 < len(line) && !isSpaceByte(line[i+1]) {
-						return nil
-					}
-					done = true
-				default:
-					cur = append(cur, line[i])
-				}
-			} else {
-				switch {
-				case i >= len(line):
-					done = true
-				case line[i] == ' ' || line[i] == '\n' || line[i] == '\r' || line[i] == '\t':
-					done = true
-				case line[i] == '"':
-					inq = true
-				case line[i] == '\'':
-					insq = true
-				default:
-					cur = append(cur, line[i])
-				}
-			}
-			if i < len(line) {
-				i++
-			}
-		}
-		out = append(out, string(cur))
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = string(a)
 	}
-}
-
-func isSpaceByte(c byte) bool {
-	return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\v' || c == '\f'
-}
-
-func isHex(c byte) bool {
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
-}
-
-func hexVal(c byte) byte {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0'
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10
-	}
-	return c - 'A' + 10
+	return out
 }
