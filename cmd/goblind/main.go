@@ -208,6 +208,11 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := lockDataDir(o.data)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	tuned, err := tuneRuntime(o.procs, o.gcPercent)
 	if err != nil {
 		return err
