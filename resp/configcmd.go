@@ -91,6 +91,19 @@ func numeric(name, def string, lo, hi int64, memory bool) param {
 	}
 }
 
+// parseBounded parses an integer setting within [lo, hi], with Redis's
+// error texts.
+func parseBounded(v string, lo, hi int64) (int64, error) {
+	n, ok := command.ParseInt([]byte(v))
+	switch {
+	case !ok:
+		return 0, errors.New("argument couldn't be parsed into an integer")
+	case n < lo || n > hi:
+		return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+	}
+	return n, nil
+}
+
 // parseMemory is Redis's memtoull: digits and an optional unit (b, k, kb,
 // m, mb, g, gb, any case); values past int64 are refused.
 func parseMemory(v string) (int64, bool) {
@@ -137,7 +150,14 @@ func (s *Server) params() map[string]param {
 		{name: "appendonly", get: fixed("no")},
 		{name: "appendfsync", get: func(s *Server) string { return s.backend.Status().Fsync }},
 		{name: "timeout", get: fixed("0")},
-		{name: "maxclients", get: fixed("10000")},
+		{name: "maxclients", get: func(s *Server) string { return strconv.FormatInt(s.MaxClients(), 10) },
+			set: func(s *Server, v string) error {
+				n, err := parseBounded(v, 1, math.MaxUint32)
+				if err != nil {
+					return err
+				}
+				return s.setMaxClients(n)
+			}},
 		{name: "proto-max-bulk-len", get: fixed(strconv.Itoa(protoMaxBulkLen))},
 		{name: "cluster-enabled", get: fixed("no")},
 		{name: "notify-keyspace-events", get: fixed("")},

@@ -92,6 +92,7 @@ func infoClients(s *Server, b *strings.Builder) {
 	n := len(s.clients)
 	s.mu.Unlock()
 	kv(b, "connected_clients", n)
+	kv(b, "maxclients", s.MaxClients())
 	kv(b, "blocked_clients", s.blocked.count.Load())
 }
 
@@ -156,6 +157,7 @@ func infoPersistence(s *Server, b *strings.Builder) {
 func infoStats(s *Server, b *strings.Builder) {
 	kv(b, "total_connections_received", s.stats.connections.Load())
 	kv(b, "total_commands_processed", s.stats.commands.Load())
+	kv(b, "rejected_connections", s.stats.rejectedConns.Load())
 	kv(b, "rejected_calls", s.stats.rejected.Load())
 	kv(b, "total_error_replies", s.stats.errors.Load())
 	infoACLStats(s, b)

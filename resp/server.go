@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/redcon"
 )
 
@@ -42,6 +43,13 @@ type Config struct {
 	OperatorACL *OperatorACL
 	ACL         ACLSource
 	NodeID      string
+	// MaxClients bounds the client connections open at once (maxclients,
+	// maxclients.go); 0: Redis's 10000.
+	MaxClients int64
+	// Logger receives the edge's warnings: maxclients lowered to fit the
+	// open-files limit, clients closed for passing a buffer limit. Nil:
+	// discarded.
+	Logger hclog.Logger
 }
 
 // Server serves RESP for one node.
@@ -65,6 +73,7 @@ type Server struct {
 	closing   chan struct{} // closed when Close starts: blocked clients leave
 
 	blocked  blockRegistry
+	limit    clientLimit
 	settings settings
 	pass     atomic.Pointer[string] // requirepass, which CONFIG SET may change
 	acl      aclServer
@@ -73,11 +82,12 @@ type Server struct {
 }
 
 type stats struct {
-	connections atomic.Int64
-	commands    atomic.Int64
-	rejected    atomic.Int64
-	errors      atomic.Int64
-	perCommand  sync.Map // name → *atomic.Int64
+	connections   atomic.Int64
+	rejectedConns atomic.Int64 // refused by maxclients
+	commands      atomic.Int64
+	rejected      atomic.Int64
+	errors        atomic.Int64
+	perCommand    sync.Map // name → *atomic.Int64
 	// gen counts resets: a client's remembered counter is good while it
 	// has not changed.
 	gen     atomic.Uint64
@@ -92,6 +102,13 @@ func NewServer(cfg Config, backend Backend) *Server {
 	s := &Server{cfg: cfg, backend: backend, started: time.Now(), clients: map[int64]*client{},
 		closing: make(chan struct{})}
 	s.cluster, _ = backend.(ClusterBackend)
+	if s.cfg.Logger == nil {
+		s.cfg.Logger = hclog.NewNullLogger()
+	}
+	if s.cfg.MaxClients <= 0 {
+		s.cfg.MaxClients = defaultMaxClients
+	}
+	s.limit.cap.Store(s.cfg.MaxClients)
 	s.setPassword(cfg.RequirePass)
 	if s.cfg.NodeID == "" {
 		s.cfg.NodeID = backend.Status().ID
@@ -116,6 +133,9 @@ func (s *Server) Listen() (err error) {
 		return errors.New("no address to listen on")
 	case s.cfg.TLSAddr != "" && s.cfg.TLS == nil:
 		return errors.New("a TLS address needs a TLS configuration")
+	}
+	if err := s.initMaxClients(s.cfg.MaxClients); err != nil {
+		return err
 	}
 	defer func() {
 		if err != nil {
@@ -185,7 +205,7 @@ func (s *Server) Serve() {
 		if ln == s.tlsLn {
 			hs = newTLSHandshaker(s.cfg.TLS, s.cfg.TLSHandshakeTimeout)
 		}
-		gate := newGateListener(ln, hs)
+		gate := newGateListener(ln, hs, s.admit)
 		s.servers = append(s.servers, srv)
 		s.gates = append(s.gates, gate)
 		s.wg.Add(1)
@@ -296,6 +316,9 @@ func (c *client) serveBatch(cmds [][][]byte) {
 	c.runBatch(cmds)
 }
 
+// log returns the edge's logger.
+func (s *Server) log() hclog.Logger { return s.cfg.Logger }
+
 // password returns the password clients must AUTH with ("" for none).
 func (s *Server) password() string { return *s.pass.Load() }
 
@@ -347,11 +370,14 @@ type gateListener struct {
 	once   sync.Once
 	tls    *tlsHandshaker // nil: plain connections
 	loop   chan struct{}  // closed when acceptLoop returns
+	// admit counts a new connection against maxclients, or refuses and
+	// closes it.
+	admit func(c net.Conn, tls bool) (net.Conn, bool)
 }
 
-func newGateListener(ln net.Listener, hs *tlsHandshaker) *gateListener {
+func newGateListener(ln net.Listener, hs *tlsHandshaker, admit func(net.Conn, bool) (net.Conn, bool)) *gateListener {
 	g := &gateListener{Listener: ln, conns: make(chan net.Conn), closed: make(chan struct{}),
-		tls: hs, loop: make(chan struct{})}
+		tls: hs, loop: make(chan struct{}), admit: admit}
 	go g.acceptLoop()
 	return g
 }
@@ -369,6 +395,10 @@ func (g *gateListener) acceptLoop() {
 			case <-g.closed:
 				return
 			}
+			continue
+		}
+		c, ok := g.admit(c, g.tls != nil)
+		if !ok {
 			continue
 		}
 		if g.tls != nil {

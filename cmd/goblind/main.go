@@ -84,6 +84,7 @@ type options struct {
 	plane                                               planeOptions
 	tls                                                 tlsOptions
 	acl                                                 aclOptions
+	limits                                              limitOptions
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -111,6 +112,7 @@ func parseFlags(args []string) (*options, error) {
 	o.tls.register(fs)
 	o.plane.register(fs)
 	o.acl.register(fs)
+	o.limits.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -273,6 +275,8 @@ func run(args []string) error {
 		Version:     version,
 		RunID:       fmt.Sprintf("%040x", time.Now().UnixNano()),
 		OperatorACL: operatorACL,
+		MaxClients:  o.limits.maxClients,
+		Logger:      logger,
 	}), n)
 	if err := srv.Listen(); err != nil {
 		n.Close()
