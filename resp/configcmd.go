@@ -73,7 +73,7 @@ func numeric(name, def string, lo, hi int64, memory bool) param {
 			var n int64
 			var ok bool
 			if memory {
-				n, ok = parseMemory(v)
+				n, ok = ParseMemory(v)
 			} else {
 				n, ok = command.ParseInt([]byte(v))
 			}
@@ -104,9 +104,9 @@ func parseBounded(v string, lo, hi int64) (int64, error) {
 	return n, nil
 }
 
-// parseMemory is Redis's memtoull: digits and an optional unit (b, k, kb,
+// ParseMemory is Redis's memtoull: digits and an optional unit (b, k, kb,
 // m, mb, g, gb, any case); values past int64 are refused.
-func parseMemory(v string) (int64, bool) {
+func ParseMemory(v string) (int64, bool) {
 	i := 0
 	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
 		i++
@@ -144,8 +144,8 @@ var aliases = map[string]string{
 func (s *Server) params() map[string]param {
 	ps := []param{
 		{name: "databases", get: fixed(strconv.Itoa(keyspace.NumDBs))},
-		{name: "maxmemory", get: fixed("0")},
-		{name: "maxmemory-policy", get: fixed("noeviction")},
+		{name: "maxmemory", get: getMaxMemory, set: s.memorySetter()},
+		{name: "maxmemory-policy", get: fixed("noeviction"), set: setMaxMemoryPolicy},
 		{name: "save", get: fixed("")},
 		{name: "appendonly", get: fixed("no")},
 		{name: "appendfsync", get: func(s *Server) string { return s.backend.Status().Fsync }},
@@ -204,6 +204,39 @@ func (s *Server) params() map[string]param {
 		m[k] = param{name: k, get: fixed(v)}
 	}
 	return m
+}
+
+func getMaxMemory(s *Server) string {
+	if mb := s.mem; mb != nil {
+		return strconv.FormatInt(mb.MaxMemory(), 10)
+	}
+	return "0"
+}
+
+// memorySetter sets this node's maxmemory, which it enforces while it
+// leads (node/memory.go); nil (immutable) for a backend without a limit.
+func (s *Server) memorySetter() func(*Server, string) error {
+	if s.mem == nil {
+		return nil
+	}
+	return func(s *Server, v string) error {
+		n, ok := ParseMemory(v)
+		if !ok {
+			return errors.New("argument must be a memory value")
+		}
+		s.mem.SetMaxMemory(n)
+		return nil
+	}
+}
+
+// setMaxMemoryPolicy accepts noeviction, the one policy Goblin has: it
+// evicts no key, so a policy that would is refused rather than silently
+// not applied.
+func setMaxMemoryPolicy(s *Server, v string) error {
+	if !strings.EqualFold(v, "noeviction") {
+		return errors.New("argument(s) must be one of the following: noeviction")
+	}
+	return nil
 }
 
 // setRequirePass makes v the default user's only password ("": nopass),

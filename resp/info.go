@@ -110,13 +110,20 @@ func infoMemory(s *Server, b *strings.Builder) {
 			})
 		}
 	})
+	// used_memory is what maxmemory is compared with: the Go heap's
+	// objects (node/memory.go).
 	kv(b, "used_memory", ms.HeapAlloc)
 	kv(b, "used_memory_human", human(ms.HeapAlloc))
 	kv(b, "used_memory_rss", rss())
 	kv(b, "used_memory_dataset", dataset)
 	kv(b, "used_memory_dataset_keys", keys)
 	kv(b, "used_memory_sys", ms.Sys)
-	kv(b, "maxmemory", 0)
+	var maxmemory int64
+	if mb := s.mem; mb != nil {
+		maxmemory = mb.MaxMemory()
+	}
+	kv(b, "maxmemory", maxmemory)
+	kv(b, "maxmemory_human", human(uint64(maxmemory)))
 	kv(b, "maxmemory_policy", "noeviction")
 	kv(b, "mem_allocator", "go")
 }

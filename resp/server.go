@@ -57,6 +57,7 @@ type Server struct {
 	cfg     Config
 	backend Backend
 	cluster ClusterBackend // nil if the backend has no cluster support
+	mem     MemoryBackend  // nil if the backend has no memory limit
 	started time.Time
 
 	mu        sync.Mutex
@@ -102,6 +103,7 @@ func NewServer(cfg Config, backend Backend) *Server {
 	s := &Server{cfg: cfg, backend: backend, started: time.Now(), clients: map[int64]*client{},
 		closing: make(chan struct{})}
 	s.cluster, _ = backend.(ClusterBackend)
+	s.mem, _ = backend.(MemoryBackend)
 	if s.cfg.Logger == nil {
 		s.cfg.Logger = hclog.NewNullLogger()
 	}
