@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -199,3 +200,172 @@ func TestMaxClientsKeepsPeerDescriptors(t *testing.T) {
 		t.Fatalf("the leader ran out of descriptors:\n%s", leader.Log())
 	}
 }
+
+// vmSize returns a process's virtual memory size in bytes (VmSize).
+func vmSize(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmSize:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatalf("VmSize %q", v)
+			}
+			return kb << 10
+		}
+	}
+	t.Fatal("no VmSize")
+	return 0
+}
+
+// TestMaxMemoryUnderAddressSpaceLimit: goblind under an address-space
+// limit that leaves its heap a few hundred megabytes, with a maxmemory
+// well within it. Writes are refused with -OOM once used memory passes
+// maxmemory, reads and DEL work, writes resume once memory is freed, and
+// the process never dies: without maxmemory the same writes end in
+// "fatal error: out of memory".
+func TestMaxMemoryUnderAddressSpaceLimit(t *testing.T) {
+	if _, err := exec.LookPath("prlimit"); err != nil {
+		t.Skip("prlimit is not installed")
+	}
+	// The address space a goblind takes before it holds any data (the Go
+	// runtime reserves much of it), plus 768 MiB for the heap.
+	probe := StartGoblind(t, NodeOptions{})
+	limit := vmSize(t, probe.cmd.Process.Pid) + 768<<20
+	probe.Stop()
+
+	g := StartGoblind(t, NodeOptions{
+		Wrap: []string{"prlimit", fmt.Sprintf("--as=%d", limit), "--"},
+		Args: []string{"--maxmemory", "128mb", "--fsync", "everysec"},
+	})
+	ctx := context.Background()
+	c := g.Client(func(o *redis.Options) { o.ReadTimeout = 30 * time.Second })
+	if got := infoInt(t, c, "memory", "maxmemory"); got != 128<<20 {
+		t.Fatalf("INFO maxmemory = %d", got)
+	}
+	member := strings.Repeat("x", 1000)
+	zadd := func(key string, batch int) error {
+		zs := make([]redis.Z, 500)
+		for i := range zs {
+			zs[i] = redis.Z{Score: float64(i), Member: fmt.Sprintf("%08d-%d-%s", batch, i, member)}
+		}
+		return c.ZAdd(ctx, key, zs...).Err()
+	}
+	isOOM := func(err error) bool {
+		return err != nil && err.Error() == "OOM command not allowed when used memory > 'maxmemory'."
+	}
+	// Half a megabyte a write, up to 4 GiB: far more than the limit holds.
+	written, refused := 0, 0
+	for batch := 0; batch < 8192 && refused < 20; batch++ {
+		switch err := zadd("big", batch); {
+		case err == nil:
+			written++
+		case isOOM(err):
+			refused++
+		default:
+			t.Fatalf("ZADD %d after %d accepted: %v\n%s", batch, written, err, g.Log())
+		}
+	}
+	if refused == 0 {
+		t.Fatalf("no write refused after %d accepted", written)
+	}
+	t.Logf("%d writes of 500 members accepted before -OOM; used_memory %d", written, infoInt(t, c, "memory", "used_memory"))
+
+	// What may grow memory is refused. The refusals start collections,
+	// and used memory can dip just under the limit once the garbage is
+	// gone: then one copy is taken (as in Redis, a command admitted under
+	// the limit may pass it), and the next is refused for sure.
+	copies := 0
+	for ; copies < 2; copies++ {
+		err := c.ZRangeStore(ctx, fmt.Sprint("copy", copies), redis.ZRangeArgs{Key: "big", Start: 0, Stop: -1}).Err()
+		if isOOM(err) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("ZRANGESTORE: %v", err)
+		}
+	}
+	if copies == 2 {
+		t.Fatalf("two copies of a set as large as maxmemory were taken")
+	}
+	if n, err := c.ZCard(ctx, "big").Result(); err != nil || n != int64(written*500) {
+		t.Fatalf("ZCARD = %d, %v; want %d", n, err, written*500)
+	}
+	if got, err := c.ZRange(ctx, "big", 0, 0).Result(); err != nil || len(got) != 1 {
+		t.Fatalf("ZRANGE = %v, %v", got, err)
+	}
+	if err := c.ZRem(ctx, "big", fmt.Sprintf("%08d-%d-%s", 0, 0, member)).Err(); err != nil {
+		t.Fatalf("ZREM over maxmemory: %v", err)
+	}
+	if n, err := c.Del(ctx, "big", "copy0").Result(); err != nil || n != int64(1+copies) {
+		t.Fatalf("DEL = %d, %v", n, err)
+	}
+	// Writes resume once the memory is free again.
+	Eventually(t, 20*time.Second, func() error { return zadd("small", 0) })
+	if !g.Running() || strings.Contains(g.Log(), "fatal error") {
+		t.Fatalf("goblind died:\n%s", g.Log())
+	}
+}
+
+// TestMaxMemoryLeaderDecidesInCluster: the leader's maxmemory decides for
+// writes sent to any node (a follower forwards them, and the refusal
+// comes back as Redis's -OOM); a follower's own maxmemory does not.
+func TestMaxMemoryLeaderDecidesInCluster(t *testing.T) {
+	nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3})
+	leader := WaitLeader(t, nodes, 30*time.Second)
+	follower := Followers(nodes, leader)[0]
+	ctx := context.Background()
+	lc := leader.Client()
+	fc := DialRaw(t, follower.Addr)
+	if got := string(fc.Do("ZADD", "k", "1", "a", "2", "b")); got != ":2\r\n" {
+		t.Fatalf("ZADD = %q", got)
+	}
+
+	if err := follower.Client().ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(fc.Do("ZADD", "k", "3", "c")); got != ":1\r\n" {
+		t.Fatalf("a follower's maxmemory refused a write: %q", got)
+	}
+	if err := follower.Client().ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := lc.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, ex := range []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"ZADD", "k", "4", "d"}, oomReply},
+		{[]string{"ZINCRBY", "k", "1", "a"}, oomReply},
+		{[]string{"ZSCORE", "k", "a"}, "$1\r\n1\r\n"},
+		{[]string{"ZREM", "k", "c"}, ":1\r\n"},
+		{[]string{"MULTI"}, "+OK\r\n"},
+		{[]string{"ZADD", "k", "5", "e"}, "+QUEUED\r\n"},
+		{[]string{"EXEC"}, "-EXECABORT Transaction discarded because of: OOM command not allowed when used memory > 'maxmemory'.\r\n"},
+	} {
+		if got := string(fc.Do(ex.argv...)); got != ex.want {
+			t.Fatalf("%q through a follower: %q, want %q", ex.argv, got, ex.want)
+		}
+	}
+	// A pipeline through the follower: each command on its own.
+	fc.Send(append(append(EncodeCommand("ZADD", "k", "6", "f"), EncodeCommand("ZREM", "k", "b")...), EncodeCommand("DEL", "k")...))
+	for i, want := range []string{oomReply, ":1\r\n", ":1\r\n"} {
+		if got := string(fc.Read()); got != want {
+			t.Fatalf("pipeline reply %d: %q, want %q", i, got, want)
+		}
+	}
+	if err := lc.ConfigSet(ctx, "maxmemory", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(fc.Do("ZADD", "k", "7", "g")); got != ":1\r\n" {
+		t.Fatalf("ZADD once the limit is lifted: %q", got)
+	}
+}
+
+const oomReply = "-OOM command not allowed when used memory > 'maxmemory'.\r\n"
