@@ -187,6 +187,8 @@ func (s *Server) params() map[string]param {
 				s.acl.log.SetMax(int(n))
 				return nil
 			}},
+		queryBufferLimitParam(),
+		outputBufferLimitParam(),
 		numeric("zset-max-listpack-entries", "128", 0, sizeMax, false),
 		numeric("zset-max-listpack-value", "64", 0, sizeMax, true),
 		numeric("hash-max-listpack-entries", "512", 0, sizeMax, false),

@@ -25,8 +25,12 @@ func (c *client) runBatch(cmds [][][]byte) {
 			continue
 		}
 		c.execute(argv)
+		if c.checkOutput() {
+			break
+		}
 	}
 	c.drain()
+	c.checkOutput()
 }
 
 // drain proposes the writes gathered so far, waits for every proposed

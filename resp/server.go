@@ -3,6 +3,7 @@ package resp
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"sort"
@@ -46,6 +47,13 @@ type Config struct {
 	// MaxClients bounds the client connections open at once (maxclients,
 	// maxclients.go); 0: Redis's 10000.
 	MaxClients int64
+	// QueryBufferLimit bounds a client's incomplete requests in bytes
+	// (client-query-buffer-limit, querybuf.go); 0: Redis's 1 GiB.
+	QueryBufferLimit int64
+	// OutputBufferLimit is client-output-buffer-limit as Redis writes it
+	// ("normal 64mb 16mb 60 ..."), outbuf.go; "": Redis's default, no
+	// limit for normal clients.
+	OutputBufferLimit string
 	// Logger receives the edge's warnings: maxclients lowered to fit the
 	// open-files limit, clients closed for passing a buffer limit. Nil:
 	// discarded.
@@ -73,11 +81,15 @@ type Server struct {
 	closed    bool
 	closing   chan struct{} // closed when Close starts: blocked clients leave
 
-	blocked  blockRegistry
-	limit    clientLimit
-	settings settings
-	pass     atomic.Pointer[string] // requirepass, which CONFIG SET may change
-	acl      aclServer
+	blocked blockRegistry
+	limit   clientLimit
+	// qbufLimit is client-query-buffer-limit; obuf the output buffer
+	// limits (outbuf.go).
+	qbufLimit atomic.Int64
+	obuf      atomic.Pointer[obufLimits]
+	settings  settings
+	pass      atomic.Pointer[string] // requirepass, which CONFIG SET may change
+	acl       aclServer
 
 	stats stats
 }
@@ -111,6 +123,11 @@ func NewServer(cfg Config, backend Backend) *Server {
 		s.cfg.MaxClients = defaultMaxClients
 	}
 	s.limit.cap.Store(s.cfg.MaxClients)
+	if s.cfg.QueryBufferLimit <= 0 {
+		s.cfg.QueryBufferLimit = defaultQueryBufferLimit
+	}
+	s.qbufLimit.Store(s.cfg.QueryBufferLimit)
+	s.obuf.Store(&defaultObufLimits)
 	s.setPassword(cfg.RequirePass)
 	if s.cfg.NodeID == "" {
 		s.cfg.NodeID = backend.Status().ID
@@ -138,6 +155,16 @@ func (s *Server) Listen() (err error) {
 	}
 	if err := s.initMaxClients(s.cfg.MaxClients); err != nil {
 		return err
+	}
+	if s.cfg.QueryBufferLimit < minQueryBufferLimit {
+		return fmt.Errorf("the query buffer limit must be at least %d bytes", minQueryBufferLimit)
+	}
+	if s.cfg.OutputBufferLimit != "" {
+		l, err := parseObufLimits(s.cfg.OutputBufferLimit, *s.obuf.Load())
+		if err != nil {
+			return fmt.Errorf("client-output-buffer-limit %q: %w", s.cfg.OutputBufferLimit, err)
+		}
+		s.obuf.Store(&l)
 	}
 	defer func() {
 		if err != nil {
@@ -263,6 +290,7 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	c := newClient(s, conn)
 	if fc, ok := conn.NetConn().(*framedConn); ok {
 		fc.unauth = c.authRequired
+		fc.limit, fc.overLimit = &s.qbufLimit, c.queryBufferExceeded
 	}
 	s.clients[c.id] = c
 	conn.SetContext(c)

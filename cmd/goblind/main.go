@@ -147,6 +147,9 @@ func parseFlags(args []string) (*options, error) {
 	if err := o.cluster.resolve(o); err != nil {
 		return nil, err
 	}
+	if err := o.limits.check(); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -278,6 +281,9 @@ func run(args []string) error {
 		OperatorACL: operatorACL,
 		MaxClients:  o.limits.maxClients,
 		Logger:      logger,
+
+		QueryBufferLimit:  int64(o.limits.queryBufferLimit),
+		OutputBufferLimit: o.limits.outputBuffer,
 	}), n)
 	if err := srv.Listen(); err != nil {
 		n.Close()
