@@ -462,7 +462,7 @@ func (f *framedConn) watchClose() <-chan struct{} {
 			n, err := f.Conn.Read(buf[:])
 			f.mu.Lock()
 			f.in = append(f.in, buf[:n]...)
-			full := len(f.in)-f.pos > readAheadMax
+			full := len(f.in)-f.pos > readAheadMax || (f.limit != nil && int64(len(f.in)) > f.limit.Load())
 			stopping := !f.reading
 			if err != nil && !stopping {
 				f.err = err
