@@ -109,8 +109,8 @@ func UsedMemory() int64 {
 // overLimit reports whether used memory is above maxmemory, from a
 // reading at most memReadEvery old.
 func (m *memoryLimit) overLimit() bool {
-	max := m.max.Load()
-	if max == 0 {
+	limit := m.max.Load()
+	if limit == 0 {
 		return false
 	}
 	now := int64(time.Since(memClock))
@@ -118,7 +118,7 @@ func (m *memoryLimit) overLimit() bool {
 		m.used.Store(UsedMemory())
 		m.readAt.Store(now)
 	}
-	return m.used.Load() > max
+	return m.used.Load() > limit
 }
 
 // collect starts a garbage collection in the background, unless one
