@@ -61,7 +61,7 @@ func runKeys(c *Ctx, argv [][]byte) {
 			c.W.BulkString(k)
 			n++
 		}
-		return true
+		return !c.W.Full()
 	})
 	c.W.SetDeferredArray(at, n)
 }

@@ -11,7 +11,17 @@ type Writer struct {
 	buf    []byte
 	Proto  int          // 2 or 3
 	Format DoubleFormat // how doubles are written
+	// Limit, when positive, is the length at which Full reports true: the
+	// client's output buffer limit. Commands whose replies grow element
+	// by element without a bound of their own (ZRANDMEMBER with
+	// repetition, ranges) stop writing once it is reached, as Redis stops
+	// them once the client is to be closed; the edge then closes the
+	// client and the cut reply is never sent.
+	Limit int
 }
+
+// Full reports whether the writer has reached its Limit.
+func (w *Writer) Full() bool { return w.Limit > 0 && len(w.buf) >= w.Limit }
 
 // NewWriter returns a writer for protocol proto (2 or 3).
 func NewWriter(proto int) *Writer { return &Writer{Proto: proto} }

@@ -99,7 +99,8 @@ func runZRandMember(c *Ctx, argv [][]byte) {
 	case l < 0 || l == 1:
 		// With repetition (or a single pick): any rank each time. The
 		// reply is written as it is drawn: a huge count costs reply
-		// bytes, as in Redis, but no extra memory.
+		// bytes, as in Redis, but no extra memory, and the output buffer
+		// limit (Writer.Full) stops it, as it stops Redis's.
 		count := -l
 		if l == 1 {
 			count = 1
@@ -111,7 +112,7 @@ func runZRandMember(c *Ctx, argv [][]byte) {
 			return
 		}
 		header(int(count))
-		for ; count > 0; count-- {
+		for ; count > 0 && !w.Full(); count-- {
 			emit(int(c.random(size)))
 			if c.writing() && w.Len()-start > MaxAppliedReply {
 				w.Truncate(start)
@@ -126,6 +127,9 @@ func runZRandMember(c *Ctx, argv [][]byte) {
 		ranks := c.sampleRanks(int(size), int(l))
 		header(len(ranks))
 		for _, r := range ranks {
+			if w.Full() {
+				break
+			}
 			emit(r)
 		}
 	}

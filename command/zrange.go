@@ -210,7 +210,7 @@ func writeRange(w *Writer, z *packed.ZSet, sel selection, withscores bool) {
 		} else {
 			w.Bulk(m)
 		}
-		return true
+		return !w.Full()
 	})
 }
 

@@ -62,6 +62,8 @@ type Goblind struct {
 	// Password is the node's requirepass, which WaitReady and Client
 	// authenticate with ("" for none).
 	Password string
+	// Wrap is the command goblind runs under (NodeOptions.Wrap).
+	Wrap []string
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
@@ -77,6 +79,9 @@ type NodeOptions struct {
 	Password         string   // the requirepass the flags or environment give
 	// NoWait returns without waiting for the node to answer PING.
 	NoWait bool
+	// Wrap, when set, runs goblind under this command, which must exec it
+	// with its arguments (e.g. prlimit --nofile=300 --).
+	Wrap []string
 }
 
 // StartGoblind starts goblind and waits until it answers PING. The process
@@ -92,7 +97,7 @@ func StartGoblind(t testing.TB, o NodeOptions) *Goblind {
 	if o.Data == "" {
 		o.Data = t.TempDir()
 	}
-	g := &Goblind{t: t, Addr: o.Addr, Raft: o.Raft, Data: o.Data, Password: o.Password}
+	g := &Goblind{t: t, Addr: o.Addr, Raft: o.Raft, Data: o.Data, Password: o.Password, Wrap: o.Wrap}
 	g.Args = append([]string{"--addr", o.Addr, "--raft-addr", o.Raft, "--data", o.Data, "--log-level", "warn"}, o.Args...)
 	g.start(o.Env)
 	t.Cleanup(func() {
@@ -111,7 +116,8 @@ func (g *Goblind) start(env []string) {
 	g.t.Helper()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	cmd := exec.Command(goblindBin, g.Args...)
+	argv := append(append(append([]string(nil), g.Wrap...), goblindBin), g.Args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	if g.logs == nil {
 		g.logs = &bytes.Buffer{}

@@ -20,6 +20,11 @@
 // here; concurrent reads share rounds. READONLY reads are local, refused
 // once the leader has been silent longer than MaxStaleness.
 //
+// maxmemory (memory.go) is decided by the leader before it proposes: an
+// entry holding a command that may grow memory is refused while the
+// leader's Go heap is above the limit, so every node agrees and apply
+// never looks at memory.
+//
 // It knows nothing of RESP or gossip: the resp package calls it through
 // the small interface it declares, the cluster package is behind Peers,
 // and errors leave this package as the sentinel values in errors.go,

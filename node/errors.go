@@ -28,6 +28,9 @@ var (
 	// ErrNoSuchNode: a membership change names a node that is not in the
 	// configuration.
 	ErrNoSuchNode = errors.New("no such node in the cluster configuration")
+	// ErrOOM: used memory is above maxmemory, and the command may grow it
+	// (memory.go).
+	ErrOOM = errors.New("used memory is above maxmemory")
 )
 
 // wireCodes name the sentinels on the internal forwarding protocol: a
@@ -45,6 +48,7 @@ var wireCodes = []struct {
 	{"STALE", ErrStale},
 	{"BADENTRY", ErrBadEntry},
 	{"NOSUCHNODE", ErrNoSuchNode},
+	{"OOM", ErrOOM},
 	{"FAILED", raftfsm.ErrEntryFailed},
 }
 

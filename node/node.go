@@ -84,6 +84,9 @@ type Node struct {
 	leaderReads batcher
 	peers       Peers
 
+	// mem is maxmemory's state (memory.go).
+	mem memoryLimit
+
 	// keyReady is where the state machine's Ready hook goes (OnKeyReady).
 	keyReady atomic.Pointer[func(db int, key []byte)]
 

@@ -67,6 +67,9 @@ func (n *Node) proposeLocal(data []byte) *Pending {
 			return &Pending{err: err}
 		}
 	}
+	if p := n.admitMemory(data); p != nil {
+		return p
+	}
 	return &Pending{f: n.raft.Apply(data, enqueueTimeout)}
 }
 

@@ -41,3 +41,14 @@ type ClusterBackend interface {
 	RemoveServer(id string) error
 	TransferLeadership(id string) error
 }
+
+// MemoryBackend is what maxmemory needs from the backend: the limit,
+// which its leader enforces on writes (*node.Node has it), and whether
+// this node is above its own limit, which decides what may be queued in
+// a transaction here. A backend without it reports maxmemory 0 and
+// refuses to set one.
+type MemoryBackend interface {
+	MaxMemory() int64
+	SetMaxMemory(bytes int64)
+	OverMaxMemory() bool
+}

@@ -1,7 +1,9 @@
 package resp
 
 import (
+	"errors"
 	"net"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -44,8 +46,13 @@ type client struct {
 	// mark is where the reply being built starts in w.
 	mark int
 	// quit: QUIT ran; the connection closes once its reply is written.
-	quit    bool
-	pending []func() (raftfsm.Result, error)
+	quit bool
+	// outClosed: the client passed its output buffer limit and closes
+	// without its replies; softSince is when its waiting replies reached
+	// the soft limit (zero: they are under it). See outbuf.go.
+	outClosed bool
+	softSince time.Time
+	pending   []func() (raftfsm.Result, error)
 	// gathered are the batch's consecutive writes not yet proposed; they
 	// go to the log as one entry (see proposeGathered).
 	gathered []raftfsm.Command
@@ -100,6 +107,7 @@ func (c *client) close() {}
 func (c *client) writer() *command.Writer {
 	c.mark = c.w.Len()
 	c.w.Proto = c.proto
+	c.w.Limit = c.s.outputLimit()
 	return &c.w
 }
 
@@ -118,12 +126,28 @@ func (c *client) send(b []byte) { c.w.Raw(b) }
 // maxKeptReplies is the largest reply buffer kept between batches.
 const maxKeptReplies = 256 << 10
 
-// flushOut writes the replies gathered so far to the connection.
+// flushOut writes the replies gathered so far to the connection; none
+// once the client passed its output buffer limit. Replies at or above
+// the soft limit must be written within its seconds.
 func (c *client) flushOut() error {
+	if c.outClosed {
+		c.w.Reset()
+		return errOutputLimit
+	}
 	if c.w.Len() == 0 || c.nc == nil {
 		return nil
 	}
+	deadline := c.softDeadline()
+	if !deadline.IsZero() {
+		c.nc.SetWriteDeadline(deadline)
+	}
 	_, err := c.nc.Write(c.w.Bytes())
+	if !deadline.IsZero() {
+		c.nc.SetWriteDeadline(time.Time{})
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.closeForOutput()
+		}
+	}
 	if c.w.Cap() > maxKeptReplies {
 		c.w = command.Writer{Proto: c.w.Proto, Format: c.w.Format}
 	}

@@ -73,7 +73,7 @@ func numeric(name, def string, lo, hi int64, memory bool) param {
 			var n int64
 			var ok bool
 			if memory {
-				n, ok = parseMemory(v)
+				n, ok = ParseMemory(v)
 			} else {
 				n, ok = command.ParseInt([]byte(v))
 			}
@@ -91,9 +91,22 @@ func numeric(name, def string, lo, hi int64, memory bool) param {
 	}
 }
 
-// parseMemory is Redis's memtoull: digits and an optional unit (b, k, kb,
+// parseBounded parses an integer setting within [lo, hi], with Redis's
+// error texts.
+func parseBounded(v string, lo, hi int64) (int64, error) {
+	n, ok := command.ParseInt([]byte(v))
+	switch {
+	case !ok:
+		return 0, errors.New("argument couldn't be parsed into an integer")
+	case n < lo || n > hi:
+		return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+	}
+	return n, nil
+}
+
+// ParseMemory is Redis's memtoull: digits and an optional unit (b, k, kb,
 // m, mb, g, gb, any case); values past int64 are refused.
-func parseMemory(v string) (int64, bool) {
+func ParseMemory(v string) (int64, bool) {
 	i := 0
 	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
 		i++
@@ -131,13 +144,20 @@ var aliases = map[string]string{
 func (s *Server) params() map[string]param {
 	ps := []param{
 		{name: "databases", get: fixed(strconv.Itoa(keyspace.NumDBs))},
-		{name: "maxmemory", get: fixed("0")},
-		{name: "maxmemory-policy", get: fixed("noeviction")},
+		{name: "maxmemory", get: getMaxMemory, set: s.memorySetter()},
+		{name: "maxmemory-policy", get: fixed("noeviction"), set: setMaxMemoryPolicy},
 		{name: "save", get: fixed("")},
 		{name: "appendonly", get: fixed("no")},
 		{name: "appendfsync", get: func(s *Server) string { return s.backend.Status().Fsync }},
 		{name: "timeout", get: fixed("0")},
-		{name: "maxclients", get: fixed("10000")},
+		{name: "maxclients", get: func(s *Server) string { return strconv.FormatInt(s.MaxClients(), 10) },
+			set: func(s *Server, v string) error {
+				n, err := parseBounded(v, 1, math.MaxUint32)
+				if err != nil {
+					return err
+				}
+				return s.setMaxClients(n)
+			}},
 		{name: "proto-max-bulk-len", get: fixed(strconv.Itoa(protoMaxBulkLen))},
 		{name: "cluster-enabled", get: fixed("no")},
 		{name: "notify-keyspace-events", get: fixed("")},
@@ -167,6 +187,8 @@ func (s *Server) params() map[string]param {
 				s.acl.log.SetMax(int(n))
 				return nil
 			}},
+		queryBufferLimitParam(),
+		outputBufferLimitParam(),
 		numeric("zset-max-listpack-entries", "128", 0, sizeMax, false),
 		numeric("zset-max-listpack-value", "64", 0, sizeMax, true),
 		numeric("hash-max-listpack-entries", "512", 0, sizeMax, false),
@@ -184,6 +206,39 @@ func (s *Server) params() map[string]param {
 		m[k] = param{name: k, get: fixed(v)}
 	}
 	return m
+}
+
+func getMaxMemory(s *Server) string {
+	if mb := s.mem; mb != nil {
+		return strconv.FormatInt(mb.MaxMemory(), 10)
+	}
+	return "0"
+}
+
+// memorySetter sets this node's maxmemory, which it enforces while it
+// leads (node/memory.go); nil (immutable) for a backend without a limit.
+func (s *Server) memorySetter() func(*Server, string) error {
+	if s.mem == nil {
+		return nil
+	}
+	return func(s *Server, v string) error {
+		n, ok := ParseMemory(v)
+		if !ok {
+			return errors.New("argument must be a memory value")
+		}
+		s.mem.SetMaxMemory(n)
+		return nil
+	}
+}
+
+// setMaxMemoryPolicy accepts noeviction, the one policy Goblin has: it
+// evicts no key, so a policy that would is refused rather than silently
+// not applied.
+func setMaxMemoryPolicy(s *Server, v string) error {
+	if !strings.EqualFold(v, "noeviction") {
+		return errors.New("argument(s) must be one of the following: noeviction")
+	}
+	return nil
 }
 
 // setRequirePass makes v the default user's only password ("": nopass),

@@ -25,8 +25,12 @@ func (c *client) runBatch(cmds [][][]byte) {
 			continue
 		}
 		c.execute(argv)
+		if c.checkOutput() {
+			break
+		}
 	}
 	c.drain()
+	c.checkOutput()
 }
 
 // drain proposes the writes gathered so far, waits for every proposed
@@ -113,6 +117,12 @@ func (c *client) execute(argv [][]byte) {
 			return
 		}
 	}
+	if c.multi != nil && c.s.mem != nil && !oomExempt(cc) && c.s.mem.OverMaxMemory() {
+		// Queuing holds memory on this node: over its maxmemory, Redis
+		// refuses every command but those ending the transaction.
+		c.reject(cc, errOOM)
+		return
+	}
 	cnt.Add(1)
 	c.s.stats.commands.Add(1)
 
@@ -140,6 +150,12 @@ func (c *client) execute(argv [][]byte) {
 		return
 	}
 	c.read(spec, argv)
+}
+
+// oomExempt reports whether cc may run in a transaction while memory is
+// above maxmemory: the commands that end it.
+func oomExempt(cc *connCommand) bool {
+	return cc != nil && (cc.name == "exec" || cc.name == "discard" || cc.name == "quit" || cc.name == "reset")
 }
 
 // reject refuses a command before it runs, as Redis's rejectCommand: a

@@ -26,6 +26,16 @@
 // resolves its user again when they change, and closes when its user is
 // deleted.
 //
+// Limits, with Redis's names and errors: maxclients counts every
+// connection from its accept and keeps the process's descriptors for
+// the node's own files and peers (maxclients.go); client-query-buffer-
+// limit bounds what the framer buffers of a client's incomplete requests
+// (querybuf.go); client-output-buffer-limit closes a client whose waiting
+// replies pass it, and stops a reply that grows element by element at it
+// (outbuf.go). maxmemory is the backend's (MemoryBackend): its leader
+// refuses the writes, and the edge only refuses what a transaction would
+// queue here while this node is over its own limit.
+//
 // Blocking pops (blocking.go): a BZPOPMIN that finds nothing waits here,
 // in a first-come first-served registry the state machine's Ready hook
 // feeds, and proposes its command again when a key it waits on gets

@@ -12,6 +12,7 @@ var (
 	errWrongPass  = command.Errorf("WRONGPASS invalid username-password pair or user is disabled.")
 	errNoPassword = command.Errorf("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
 	errNotAllowed = command.Errorf("ERR Command not allowed inside a transaction")
+	errOOM        = command.Errorf("OOM command not allowed when used memory > 'maxmemory'.")
 )
 
 // translate turns a node error into the reply a Redis client understands.
@@ -27,6 +28,8 @@ func translate(err error) error {
 		return command.Errorf("TRYAGAIN leadership changed while the write was in flight: it may or may not have been applied")
 	case errors.Is(err, node.ErrClosed):
 		return command.Errorf("ERR server is shutting down")
+	case errors.Is(err, node.ErrOOM):
+		return errOOM
 	case errors.Is(err, node.ErrStale):
 		return command.Errorf("CLUSTERDOWN this replica has not heard from a leader recently; READWRITE for a linearizable read")
 	}

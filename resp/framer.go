@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goblindb/goblin/command"
@@ -23,7 +24,8 @@ import (
 //     the requests that preceded it ran, and then the connection closes;
 //   - limits are Redis's (512 MB bulk strings, INT_MAX arguments, 64 KB
 //     lines, smaller ones before AUTH), so a huge length cannot make the
-//     server buffer without bound.
+//     server buffer without bound, and client-query-buffer-limit bounds
+//     the bytes of requests not yet complete (querybuf.go).
 //
 // readBatch returns every complete request received so far as argument
 // slices pointing into the connection's buffer: no copy, no allocation
@@ -43,6 +45,11 @@ type framedConn struct {
 	net.Conn
 	// unauth reports whether the client has not authenticated yet.
 	unauth func() bool
+	// limit is client-query-buffer-limit (nil: none); overLimit is told
+	// the buffer's first bytes when it passes it, before the connection
+	// closes.
+	limit     *atomic.Int64
+	overLimit func(initial []byte)
 
 	// in holds the bytes received: in[:req] the requests already returned
 	// (valid until the next readBatch), in[req:pos] the part of the
@@ -187,7 +194,12 @@ func (f *framedConn) fill() {
 	rest := copy(f.in, f.in[f.req:])
 	f.in, f.pos, f.req = f.in[:rest], f.pos-f.req, 0
 	if cap(f.in)-len(f.in) < readChunk/4 {
-		nb := make([]byte, len(f.in), 2*cap(f.in)+readChunk)
+		size := 2*cap(f.in) + readChunk
+		if f.limit != nil {
+			// Past the limit by one read at most: then the client closes.
+			size = int(min(int64(size), max(f.limit.Load(), int64(len(f.in)))+readChunk))
+		}
+		nb := make([]byte, len(f.in), size)
 		copy(nb, f.in)
 		f.in = nb
 	}
@@ -196,6 +208,22 @@ func (f *framedConn) fill() {
 	if err != nil {
 		f.err = err
 	}
+	if f.limit != nil && int64(len(f.in)) > f.limit.Load() {
+		f.queryBufferExceeded()
+	}
+}
+
+// queryBufferExceeded drops the buffer of a client that passed the query
+// buffer limit and ends the connection: nothing more is parsed or run,
+// and no reply is written.
+func (f *framedConn) queryBufferExceeded() {
+	if f.overLimit != nil {
+		f.overLimit(f.in[:min(len(f.in), 64)])
+	}
+	f.in, f.req, f.pos = nil, 0, 0
+	f.marks = f.marks[:0]
+	f.protoErr = nil
+	f.st = stDead
 }
 
 // pending returns the received bytes not parsed yet.
@@ -434,7 +462,7 @@ func (f *framedConn) watchClose() <-chan struct{} {
 			n, err := f.Conn.Read(buf[:])
 			f.mu.Lock()
 			f.in = append(f.in, buf[:n]...)
-			full := len(f.in)-f.pos > readAheadMax
+			full := len(f.in)-f.pos > readAheadMax || (f.limit != nil && int64(len(f.in)) > f.limit.Load())
 			stopping := !f.reading
 			if err != nil && !stopping {
 				f.err = err

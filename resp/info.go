@@ -92,6 +92,7 @@ func infoClients(s *Server, b *strings.Builder) {
 	n := len(s.clients)
 	s.mu.Unlock()
 	kv(b, "connected_clients", n)
+	kv(b, "maxclients", s.MaxClients())
 	kv(b, "blocked_clients", s.blocked.count.Load())
 }
 
@@ -109,13 +110,20 @@ func infoMemory(s *Server, b *strings.Builder) {
 			})
 		}
 	})
+	// used_memory is what maxmemory is compared with: the Go heap's
+	// objects (node/memory.go).
 	kv(b, "used_memory", ms.HeapAlloc)
 	kv(b, "used_memory_human", human(ms.HeapAlloc))
 	kv(b, "used_memory_rss", rss())
 	kv(b, "used_memory_dataset", dataset)
 	kv(b, "used_memory_dataset_keys", keys)
 	kv(b, "used_memory_sys", ms.Sys)
-	kv(b, "maxmemory", 0)
+	var maxmemory int64
+	if mb := s.mem; mb != nil {
+		maxmemory = mb.MaxMemory()
+	}
+	kv(b, "maxmemory", maxmemory)
+	kv(b, "maxmemory_human", human(uint64(maxmemory)))
 	kv(b, "maxmemory_policy", "noeviction")
 	kv(b, "mem_allocator", "go")
 }
@@ -156,6 +164,7 @@ func infoPersistence(s *Server, b *strings.Builder) {
 func infoStats(s *Server, b *strings.Builder) {
 	kv(b, "total_connections_received", s.stats.connections.Load())
 	kv(b, "total_commands_processed", s.stats.commands.Load())
+	kv(b, "rejected_connections", s.stats.rejectedConns.Load())
 	kv(b, "rejected_calls", s.stats.rejected.Load())
 	kv(b, "total_error_replies", s.stats.errors.Load())
 	infoACLStats(s, b)

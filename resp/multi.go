@@ -2,10 +2,12 @@ package resp
 
 import (
 	"bytes"
+	"errors"
 	"strconv"
 
 	"github.com/goblindb/goblin/command"
 	"github.com/goblindb/goblin/keyspace"
+	"github.com/goblindb/goblin/node"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -128,6 +130,12 @@ func cmdExec(c *client, argv [][]byte) {
 	e := c.entry(raftfsm.OpMulti, data)
 	e.Watched = watch.keys
 	res, err := c.s.backend.Propose(e)()
+	if errors.Is(err, node.ErrOOM) {
+		// Refused as a whole before it ran, as Redis refuses an EXEC
+		// whose transaction holds a command that may grow memory.
+		c.replyError(command.Errorf("EXECABORT Transaction discarded because of: %s", errOOM.Error()))
+		return
+	}
 	if err != nil {
 		c.replyError(translate(err))
 		return

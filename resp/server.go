@@ -3,6 +3,7 @@ package resp
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/tidwall/redcon"
 )
 
@@ -42,6 +44,20 @@ type Config struct {
 	OperatorACL *OperatorACL
 	ACL         ACLSource
 	NodeID      string
+	// MaxClients bounds the client connections open at once (maxclients,
+	// maxclients.go); 0: Redis's 10000.
+	MaxClients int64
+	// QueryBufferLimit bounds a client's incomplete requests in bytes
+	// (client-query-buffer-limit, querybuf.go); 0: Redis's 1 GiB.
+	QueryBufferLimit int64
+	// OutputBufferLimit is client-output-buffer-limit as Redis writes it
+	// ("normal 64mb 16mb 60 ..."), outbuf.go; "": Redis's default, no
+	// limit for normal clients.
+	OutputBufferLimit string
+	// Logger receives the edge's warnings: maxclients lowered to fit the
+	// open-files limit, clients closed for passing a buffer limit. Nil:
+	// discarded.
+	Logger hclog.Logger
 }
 
 // Server serves RESP for one node.
@@ -49,6 +65,7 @@ type Server struct {
 	cfg     Config
 	backend Backend
 	cluster ClusterBackend // nil if the backend has no cluster support
+	mem     MemoryBackend  // nil if the backend has no memory limit
 	started time.Time
 
 	mu        sync.Mutex
@@ -64,20 +81,26 @@ type Server struct {
 	closed    bool
 	closing   chan struct{} // closed when Close starts: blocked clients leave
 
-	blocked  blockRegistry
-	settings settings
-	pass     atomic.Pointer[string] // requirepass, which CONFIG SET may change
-	acl      aclServer
+	blocked blockRegistry
+	limit   clientLimit
+	// qbufLimit is client-query-buffer-limit; obuf the output buffer
+	// limits (outbuf.go).
+	qbufLimit atomic.Int64
+	obuf      atomic.Pointer[obufLimits]
+	settings  settings
+	pass      atomic.Pointer[string] // requirepass, which CONFIG SET may change
+	acl       aclServer
 
 	stats stats
 }
 
 type stats struct {
-	connections atomic.Int64
-	commands    atomic.Int64
-	rejected    atomic.Int64
-	errors      atomic.Int64
-	perCommand  sync.Map // name → *atomic.Int64
+	connections   atomic.Int64
+	rejectedConns atomic.Int64 // refused by maxclients
+	commands      atomic.Int64
+	rejected      atomic.Int64
+	errors        atomic.Int64
+	perCommand    sync.Map // name → *atomic.Int64
 	// gen counts resets: a client's remembered counter is good while it
 	// has not changed.
 	gen     atomic.Uint64
@@ -92,6 +115,19 @@ func NewServer(cfg Config, backend Backend) *Server {
 	s := &Server{cfg: cfg, backend: backend, started: time.Now(), clients: map[int64]*client{},
 		closing: make(chan struct{})}
 	s.cluster, _ = backend.(ClusterBackend)
+	s.mem, _ = backend.(MemoryBackend)
+	if s.cfg.Logger == nil {
+		s.cfg.Logger = hclog.NewNullLogger()
+	}
+	if s.cfg.MaxClients <= 0 {
+		s.cfg.MaxClients = defaultMaxClients
+	}
+	s.limit.cap.Store(s.cfg.MaxClients)
+	if s.cfg.QueryBufferLimit <= 0 {
+		s.cfg.QueryBufferLimit = defaultQueryBufferLimit
+	}
+	s.qbufLimit.Store(s.cfg.QueryBufferLimit)
+	s.obuf.Store(&defaultObufLimits)
 	s.setPassword(cfg.RequirePass)
 	if s.cfg.NodeID == "" {
 		s.cfg.NodeID = backend.Status().ID
@@ -116,6 +152,19 @@ func (s *Server) Listen() (err error) {
 		return errors.New("no address to listen on")
 	case s.cfg.TLSAddr != "" && s.cfg.TLS == nil:
 		return errors.New("a TLS address needs a TLS configuration")
+	}
+	if err := s.initMaxClients(s.cfg.MaxClients); err != nil {
+		return err
+	}
+	if s.cfg.QueryBufferLimit < minQueryBufferLimit {
+		return fmt.Errorf("the query buffer limit must be at least %d bytes", minQueryBufferLimit)
+	}
+	if s.cfg.OutputBufferLimit != "" {
+		l, err := parseObufLimits(s.cfg.OutputBufferLimit, *s.obuf.Load())
+		if err != nil {
+			return fmt.Errorf("client-output-buffer-limit %q: %w", s.cfg.OutputBufferLimit, err)
+		}
+		s.obuf.Store(&l)
 	}
 	defer func() {
 		if err != nil {
@@ -185,7 +234,7 @@ func (s *Server) Serve() {
 		if ln == s.tlsLn {
 			hs = newTLSHandshaker(s.cfg.TLS, s.cfg.TLSHandshakeTimeout)
 		}
-		gate := newGateListener(ln, hs)
+		gate := newGateListener(ln, hs, s.admit)
 		s.servers = append(s.servers, srv)
 		s.gates = append(s.gates, gate)
 		s.wg.Add(1)
@@ -241,6 +290,7 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	c := newClient(s, conn)
 	if fc, ok := conn.NetConn().(*framedConn); ok {
 		fc.unauth = c.authRequired
+		fc.limit, fc.overLimit = &s.qbufLimit, c.queryBufferExceeded
 	}
 	s.clients[c.id] = c
 	conn.SetContext(c)
@@ -296,6 +346,9 @@ func (c *client) serveBatch(cmds [][][]byte) {
 	c.runBatch(cmds)
 }
 
+// log returns the edge's logger.
+func (s *Server) log() hclog.Logger { return s.cfg.Logger }
+
 // password returns the password clients must AUTH with ("" for none).
 func (s *Server) password() string { return *s.pass.Load() }
 
@@ -347,11 +400,14 @@ type gateListener struct {
 	once   sync.Once
 	tls    *tlsHandshaker // nil: plain connections
 	loop   chan struct{}  // closed when acceptLoop returns
+	// admit counts a new connection against maxclients, or refuses and
+	// closes it.
+	admit func(c net.Conn, tls bool) (net.Conn, bool)
 }
 
-func newGateListener(ln net.Listener, hs *tlsHandshaker) *gateListener {
+func newGateListener(ln net.Listener, hs *tlsHandshaker, admit func(net.Conn, bool) (net.Conn, bool)) *gateListener {
 	g := &gateListener{Listener: ln, conns: make(chan net.Conn), closed: make(chan struct{}),
-		tls: hs, loop: make(chan struct{})}
+		tls: hs, loop: make(chan struct{}), admit: admit}
 	go g.acceptLoop()
 	return g
 }
@@ -369,6 +425,10 @@ func (g *gateListener) acceptLoop() {
 			case <-g.closed:
 				return
 			}
+			continue
+		}
+		c, ok := g.admit(c, g.tls != nil)
+		if !ok {
 			continue
 		}
 		if g.tls != nil {

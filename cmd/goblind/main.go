@@ -84,6 +84,7 @@ type options struct {
 	plane                                               planeOptions
 	tls                                                 tlsOptions
 	acl                                                 aclOptions
+	limits                                              limitOptions
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -111,6 +112,7 @@ func parseFlags(args []string) (*options, error) {
 	o.tls.register(fs)
 	o.plane.register(fs)
 	o.acl.register(fs)
+	o.limits.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -143,6 +145,9 @@ func parseFlags(args []string) (*options, error) {
 		}
 	}
 	if err := o.cluster.resolve(o); err != nil {
+		return nil, err
+	}
+	if err := o.limits.check(); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -208,6 +213,11 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := lockDataDir(o.data)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	tuned, err := tuneRuntime(o.procs, o.gcPercent)
 	if err != nil {
 		return err
@@ -260,6 +270,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	n.SetMaxMemory(int64(o.limits.maxMemory))
 	srv := resp.NewServer(ctls.config(resp.Config{
 		Addr:        o.addr,
 		UnixSocket:  o.unixSocket,
@@ -268,6 +279,11 @@ func run(args []string) error {
 		Version:     version,
 		RunID:       fmt.Sprintf("%040x", time.Now().UnixNano()),
 		OperatorACL: operatorACL,
+		MaxClients:  o.limits.maxClients,
+		Logger:      logger,
+
+		QueryBufferLimit:  int64(o.limits.queryBufferLimit),
+		OutputBufferLimit: o.limits.outputBuffer,
 	}), n)
 	if err := srv.Listen(); err != nil {
 		n.Close()

@@ -1,0 +1,222 @@
+package resp
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// logBuffer collects a server's log for the tests to read.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *logBuffer) logger() hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Output: l, Level: hclog.Info})
+}
+
+// closedSilently sends b on c and expects the server to close the
+// connection without a byte of reply.
+func closedSilently(t *testing.T, c *conn, b []byte) {
+	t.Helper()
+	c.c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	c.c.Write(b) // may fail once the server closes
+	c.c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	got, err := io.ReadAll(c.rd)
+	if len(got) != 0 {
+		t.Fatalf("a client past its query buffer limit read %q", trunc(string(got)))
+	}
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatal("the connection was not closed")
+	}
+}
+
+func TestQueryBufferLimit(t *testing.T) {
+	logs := &logBuffer{}
+	s, _ := startServer(t, Config{Logger: logs.logger()})
+	c := dial(t, s)
+	run(t, c, []exchange{
+		{[]string{"CONFIG", "GET", "client-query-buffer-limit"}, "*2\r\n$25\r\nclient-query-buffer-limit\r\n$10\r\n1073741824\r\n"},
+		{[]string{"CONFIG", "SET", "client-query-buffer-limit", "1000"}, "-ERR CONFIG SET failed (possibly related to argument 'client-query-buffer-limit') - argument must be between 1048576 and 9223372036854775807 inclusive\r\n"},
+		{[]string{"CONFIG", "SET", "client-query-buffer-limit", "big"}, "-ERR CONFIG SET failed (possibly related to argument 'client-query-buffer-limit') - argument must be a memory value\r\n"},
+		{[]string{"CONFIG", "SET", "client-query-buffer-limit", "1mb"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "client-query-buffer-limit"}, "*2\r\n$25\r\nclient-query-buffer-limit\r\n$7\r\n1048576\r\n"},
+	})
+	// A whole request under the limit runs.
+	member := strings.Repeat("m", 900<<10)
+	if got := c.do("ZADD", "k", "1", member); got != ":1\r\n" {
+		t.Fatalf("a 900 KiB request: %q", got)
+	}
+	// One bulk string past it, and many small arguments past it: closed,
+	// with no reply.
+	big := []byte("*2\r\n$4\r\nECHO\r\n$2000000\r\n")
+	big = append(big, bytes.Repeat([]byte("x"), 1100<<10)...)
+	closedSilently(t, dial(t, s), big)
+	var many bytes.Buffer
+	many.WriteString("*200000\r\n$4\r\nZADD\r\n")
+	for many.Len() < 1200<<10 {
+		many.WriteString("$5\r\nabcde\r\n")
+	}
+	closedSilently(t, dial(t, s), many.Bytes())
+	if got := strings.Count(logs.String(), "closing client that reached max query buffer length"); got != 2 {
+		t.Fatalf("%d closes logged, want 2:\n%s", got, logs.String())
+	}
+	if !strings.Contains(logs.String(), `qbuf_initial_bytes="*2\r\n$4\r\nECHO\r\n$2000000\r\nxxx`) {
+		t.Fatalf("the log lacks the buffer's first bytes:\n%s", logs.String())
+	}
+	if got := c.do("ZCARD", "k"); got != ":1\r\n" {
+		t.Fatalf("the other client: %q", got)
+	}
+}
+
+// The buffer of a client sending one endless request stays within the
+// limit plus one read.
+func TestQueryBufferBounded(t *testing.T) {
+	var limit atomic.Int64
+	limit.Store(1 << 20)
+	body := io.MultiReader(strings.NewReader("*2\r\n$4\r\nECHO\r\n$100000000\r\n"), &repeatReader{b: []byte("x")})
+	fc := newFramedConn(&pipeConn{r: &capRecorder{r: body}})
+	fc.limit = &limit
+	var told []byte
+	fc.overLimit = func(b []byte) { told = append([]byte(nil), b...) }
+	peak := 0
+	for fc.st != stDead {
+		fc.fill()
+		peak = max(peak, cap(fc.in))
+		fc.parse(-1)
+	}
+	if peak > 1<<20+2*readChunk {
+		t.Fatalf("the buffer grew to %d bytes with a limit of 1 MiB", peak)
+	}
+	if !strings.HasPrefix(string(told), "*2\r\n$4\r\nECHO\r\n$100000000\r\nxxx") {
+		t.Fatalf("overLimit was told %q", told)
+	}
+	if _, err := fc.readBatch(nil); err != io.EOF {
+		t.Fatalf("readBatch after the limit: %v, want EOF", err)
+	}
+}
+
+// capRecorder reads in chunks as large as the reader asks.
+type capRecorder struct{ r io.Reader }
+
+func (c *capRecorder) Read(p []byte) (int, error) { return io.ReadFull(c.r, p) }
+
+func TestOutputBufferLimitConfig(t *testing.T) {
+	s, _ := startServer(t, Config{})
+	c := dial(t, s)
+	prefix := "-ERR CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - "
+	run(t, c, []exchange{
+		{[]string{"CONFIG", "GET", "client-output-buffer-limit"}, "*2\r\n$26\r\nclient-output-buffer-limit\r\n$67\r\nnormal 0 0 0 slave 268435456 67108864 60 pubsub 33554432 8388608 60\r\n"},
+		{[]string{"CONFIG", "SET", "client-output-buffer-limit", "normal 1mb 512kb 10 replica 1 2 3"}, "+OK\r\n"},
+		{[]string{"CONFIG", "GET", "client-output-buffer-limit"}, "*2\r\n$26\r\nclient-output-buffer-limit\r\n$63\r\nnormal 1048576 524288 10 slave 1 2 3 pubsub 33554432 8388608 60\r\n"},
+		{[]string{"CONFIG", "SET", "client-output-buffer-limit", "normal 1 2"}, prefix + "Wrong number of arguments in buffer limit configuration.\r\n"},
+		{[]string{"CONFIG", "SET", "client-output-buffer-limit", "master 1 2 3"}, prefix + "Invalid client class specified in buffer limit configuration.\r\n"},
+		{[]string{"CONFIG", "SET", "client-output-buffer-limit", "normal 1 2 -3"}, prefix + "Error in hard, soft or soft_seconds setting in buffer limit configuration.\r\n"},
+		{[]string{"CONFIG", "SET", "client-output-buffer-limit", "normal 1x 2 3"}, prefix + "Error in hard, soft or soft_seconds setting in buffer limit configuration.\r\n"},
+		{[]string{"CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0"}, "+OK\r\n"},
+	})
+}
+
+// fillSet adds n members of size bytes to key.
+func fillSet(t *testing.T, c *conn, key string, n, size int) {
+	t.Helper()
+	for i := 0; i < n; i += 1000 {
+		argv := []string{"ZADD", key}
+		for j := i; j < min(n, i+1000); j++ {
+			argv = append(argv, fmt.Sprint(j), fmt.Sprintf("%0*d", size, j))
+		}
+		if got := c.do(argv...); !strings.HasPrefix(got, ":") {
+			t.Fatalf("ZADD: %q", got)
+		}
+	}
+}
+
+// TestOutputBufferHardLimit: a reply that reaches the hard limit closes
+// the client without the reply; ZRANDMEMBER with a huge negative count
+// stops at it, as in Redis.
+func TestOutputBufferHardLimit(t *testing.T) {
+	logs := &logBuffer{}
+	s, _ := startServer(t, Config{Logger: logs.logger(), OutputBufferLimit: "normal 1mb 0 0"})
+	c := dial(t, s)
+	fillSet(t, c, "big", 20000, 100) // about 2.3 MB of reply
+	if got := c.do("ZRANGE", "big", "0", "99"); !strings.HasPrefix(got, "*100\r\n") {
+		t.Fatalf("a small range: %q", trunc(got))
+	}
+	for _, argv := range [][]string{
+		{"ZRANGE", "big", "0", "-1"},
+		{"ZRANDMEMBER", "big", "-9223372036854775807"},
+		{"ZRANDMEMBER", "big", "-1000000000", "WITHSCORES"},
+		{"ZRANDMEMBER", "big", "15000"},
+	} {
+		d := dial(t, s)
+		before := logs.String()
+		d.send(append(encode(argv...), encode("PING")...))
+		d.c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		got, err := io.ReadAll(d.rd)
+		if len(got) != 0 || err != nil {
+			t.Fatalf("%q past the hard limit: read %q, %v", argv, trunc(string(got)), err)
+		}
+		if strings.Count(logs.String(), "closed for overcoming of output buffer limits") != strings.Count(before, "closed for overcoming of output buffer limits")+1 {
+			t.Fatalf("%q: the close was not logged:\n%s", argv, logs.String())
+		}
+	}
+	if got := c.do("ZCARD", "big"); got != ":20000\r\n" {
+		t.Fatalf("the other client: %q", got)
+	}
+	// Lifting the limit serves the whole reply.
+	if got := c.do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0"); got != "+OK\r\n" {
+		t.Fatal(got)
+	}
+	if got := c.do("ZRANDMEMBER", "big", "-30000"); !strings.HasPrefix(got, "*30000\r\n") {
+		t.Fatalf("without a limit: %q", trunc(got))
+	}
+}
+
+// TestOutputBufferSoftLimit: replies above the soft limit that the client
+// does not read within the soft seconds close it.
+func TestOutputBufferSoftLimit(t *testing.T) {
+	logs := &logBuffer{}
+	s, _ := startServer(t, Config{Logger: logs.logger(), OutputBufferLimit: "normal 0 256kb 1"})
+	c := dial(t, s)
+	fillSet(t, c, "big", 20000, 100)
+	// A reader that keeps up is served.
+	if got := c.do("ZRANGE", "big", "0", "-1"); !strings.HasPrefix(got, "*20000\r\n") {
+		t.Fatalf("a reader: %q", trunc(got))
+	}
+	// One that does not read is closed.
+	d := dial(t, s)
+	if tc, ok := d.c.(*net.TCPConn); ok {
+		tc.SetReadBuffer(4096)
+	}
+	for range 20 {
+		d.send(encode("ZRANGE", "big", "0", "-1"))
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(logs.String(), "closed for overcoming of output buffer limits") {
+		if time.Now().After(deadline) {
+			t.Fatalf("a client that does not read was not closed:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
