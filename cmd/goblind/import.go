@@ -1,0 +1,585 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/goblindb/goblin/keyspace"
+	"github.com/goblindb/goblin/rdb"
+)
+
+// goblind import copies the sorted sets of a live Redis server (--from)
+// or of an RDB file (--rdb) into a running goblind (--addr). Keys of other
+// types are counted by type and skipped; the node's --packed rules choose
+// the layout of every key it creates, as for any other write.
+//
+// A set travels as one RESTORE ... REPLACE of a DUMP payload: from Redis
+// the payload Redis makes, from a file one built from the decoded members
+// (rdb.AppendPayload), with the key's expiry (ABSTTL). A set of more than
+// --big members travels instead as DEL, ZADDs of --chunk members and
+// PEXPIREAT, so no single command or log entry grows with the set.
+// Commands are pipelined, a window at a time.
+//
+// From Redis, keys are enumerated with SCAN; after each batch is stored
+// the progress line shows the next cursor, which --cursor resumes from
+// (re-importing a key is harmless: REPLACE). An interrupt stops after the
+// batch in flight and prints the cursor to resume from.
+
+type importOptions struct {
+	from, rdbFile, addr, user, pass, cursor string
+	db, big, chunk, scanCount, window       int
+	quiet                                   bool
+}
+
+func importCmd(args []string) int {
+	fs := flag.NewFlagSet("goblind import", flag.ContinueOnError)
+	var o importOptions
+	fs.StringVar(&o.from, "from", "", "Redis server to copy: redis://[user:pass@]host:port[/db] (rediss:// for TLS)")
+	fs.StringVar(&o.rdbFile, "rdb", "", "RDB file to import (as written by Redis's SAVE or BGSAVE)")
+	fs.StringVar(&o.addr, "addr", envOr("GOBLIN_ADDR", "127.0.0.1:6379"), "goblind node to import into")
+	defPass, _, err := envValue("GOBLIN_REQUIREPASS", false)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "goblind import: GOBLIN_REQUIREPASS_FILE:", err)
+		return 2
+	}
+	fs.StringVar(&o.user, "user", "", "ACL user to authenticate to the node as (with --requirepass)")
+	fs.StringVar(&o.pass, "requirepass", defPass, "the node's password (default: GOBLIN_REQUIREPASS, or the file GOBLIN_REQUIREPASS_FILE names)")
+	fs.IntVar(&o.db, "db", -1, "database to import into (default: the source's: the URL's, or each key's in the file)")
+	fs.StringVar(&o.cursor, "cursor", "0", "with --from: SCAN cursor to resume from")
+	fs.IntVar(&o.big, "big", 50000, "sets with more members travel in ZADD chunks instead of one RESTORE")
+	fs.IntVar(&o.chunk, "chunk", 5000, "members per ZADD for sets over --big")
+	fs.IntVar(&o.scanCount, "scan-count", 1000, "with --from: SCAN's COUNT")
+	fs.IntVar(&o.window, "window", 64, "commands in flight to the node")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr")
+	pt := registerPingTLS(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if (o.from == "") == (o.rdbFile == "") {
+		fmt.Fprintln(os.Stderr, "goblind import: give one of --from or --rdb")
+		return 2
+	}
+	if o.db >= keyspace.NumDBs || o.big < 1 || o.chunk < 1 || o.window < 1 || o.scanCount < 1 {
+		fmt.Fprintln(os.Stderr, "goblind import: --db, --big, --chunk, --window or --scan-count out of range")
+		return 2
+	}
+	tlsConfig, err := pt.config(fs, &o.addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "goblind import:", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	dst, err := dialRESP(dctx, o.addr, tlsConfig, o.user, o.pass)
+	cancel()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "goblind import: node:", err)
+		return 1
+	}
+	defer dst.Close()
+	im := &importer{o: o, dst: dst, curDB: -1, skipped: map[string]int64{}, start: time.Now()}
+	if o.rdbFile != "" {
+		err = im.fromRDB(ctx)
+	} else {
+		err = im.fromRedis(ctx)
+	}
+	im.progressDone()
+	im.report(os.Stdout)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "goblind import:", err)
+		return 1
+	}
+	if im.errors > 0 {
+		return 1
+	}
+	return 0
+}
+
+// importer sends the commands that store each key and reads their
+// replies, a window at a time.
+type importer struct {
+	o     importOptions
+	dst   *respClient
+	curDB int
+
+	inFlight []expect
+	keys     int64
+	members  int64
+	expired  int64
+	errors   int64
+	skipped  map[string]int64
+	firstErr []string
+
+	start    time.Time
+	lastShow time.Time
+	shown    bool
+}
+
+// keyJob is one key being stored: imported when its last command's reply
+// arrives and none failed.
+type keyJob struct {
+	name    string
+	members int64
+	failed  bool
+}
+
+type expect struct {
+	job  *keyJob // nil for SELECT
+	last bool
+}
+
+// queue sends one command for job (last: the key's final one).
+func (im *importer) queue(job *keyJob, last bool, args ...[]byte) error {
+	if err := im.dst.send(args...); err != nil {
+		return err
+	}
+	im.inFlight = append(im.inFlight, expect{job, last})
+	if len(im.inFlight) >= im.o.window {
+		return im.drain()
+	}
+	return nil
+}
+
+// drain flushes the pipeline and reads every reply outstanding.
+func (im *importer) drain() error {
+	if len(im.inFlight) == 0 {
+		return nil
+	}
+	if err := im.dst.flush(); err != nil {
+		return fmt.Errorf("node: %w", err)
+	}
+	for _, e := range im.inFlight {
+		r, err := im.dst.read()
+		if err != nil {
+			return fmt.Errorf("node: %w", err)
+		}
+		if e.job == nil {
+			if r.kind == '-' {
+				return fmt.Errorf("node: SELECT: %s", r.str)
+			}
+			continue
+		}
+		if r.kind == '-' && !e.job.failed {
+			e.job.failed = true
+			im.errors++
+			if len(im.firstErr) < 10 {
+				im.firstErr = append(im.firstErr, fmt.Sprintf("%q: %s", e.job.name, r.str))
+			}
+		}
+		if e.last && !e.job.failed {
+			im.keys++
+			im.members += e.job.members
+		}
+	}
+	im.inFlight = im.inFlight[:0]
+	return nil
+}
+
+// selectDB makes db the node's current database for the commands queued
+// next.
+func (im *importer) selectDB(db int) error {
+	if db == im.curDB {
+		return nil
+	}
+	im.curDB = db
+	return im.queue(nil, false, []byte("SELECT"), []byte(strconv.Itoa(db)))
+}
+
+// restore queues RESTORE key ttl payload REPLACE [ABSTTL].
+func (im *importer) restore(job *keyJob, ttl int64, abs bool, payload []byte) error {
+	args := [][]byte{[]byte("RESTORE"), []byte(job.name), []byte(strconv.FormatInt(ttl, 10)), payload, []byte("REPLACE")}
+	if abs {
+		args = append(args, []byte("ABSTTL"))
+	}
+	return im.queue(job, true, args...)
+}
+
+// zadd queues ZADD key score member ... for a chunk of a big set.
+func (im *importer) zadd(job *keyJob, scores [][]byte, members [][]byte) error {
+	args := make([][]byte, 0, 2+2*len(members))
+	args = append(args, []byte("ZADD"), []byte(job.name))
+	for i := range members {
+		args = append(args, scores[i], members[i])
+	}
+	return im.queue(job, false, args...)
+}
+
+// fromRDB imports the sorted sets of an RDB file.
+func (im *importer) fromRDB(ctx context.Context) error {
+	f, err := os.Open(im.o.rdbFile)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	rd, err := rdb.NewReader(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", im.o.rdbFile, err)
+	}
+	var set rdb.Members
+	var scores [][]byte
+	for {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted at byte %d of %s", rd.Offset(), im.o.rdbFile)
+		}
+		e, err := rd.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", im.o.rdbFile, err)
+		}
+		im.progress(func() string {
+			return fmt.Sprintf("%s of %s read, %d sets imported", bytesText(rd.Offset()), bytesText(size), im.keys)
+		})
+		if !e.Type.IsZSet() {
+			im.skipped[e.Type.Kind()]++
+			continue
+		}
+		db := e.DB
+		if im.o.db >= 0 {
+			db = im.o.db
+		}
+		if db >= keyspace.NumDBs {
+			im.skipped[fmt.Sprintf("zset in db %d", e.DB)]++
+			continue
+		}
+		if e.ExpireAt != 0 && e.ExpireAt <= time.Now().UnixMilli() {
+			im.expired++
+			continue
+		}
+		if err := im.selectDB(db); err != nil {
+			return err
+		}
+		job := &keyJob{name: string(e.Key)}
+		expireAt := e.ExpireAt
+		set.Member, set.Score = set.Member[:0], set.Score[:0]
+		chunked := false
+		// flush sends the members gathered so far as a ZADD.
+		flush := func() error {
+			scores = scores[:0]
+			for _, s := range set.Score {
+				scores = append(scores, rdb.FormatScore(nil, s))
+			}
+			err := im.zadd(job, scores, set.Member)
+			set.Member, set.Score = set.Member[:0], set.Score[:0]
+			return err
+		}
+		_, err = rd.ZSet(func(m []byte, s float64) error {
+			set.Member = append(set.Member, append([]byte(nil), m...))
+			set.Score = append(set.Score, s)
+			job.members++
+			if !chunked && len(set.Member) > im.o.big {
+				chunked = true
+				if err := im.queue(job, false, []byte("DEL"), []byte(job.name)); err != nil {
+					return err
+				}
+			}
+			if chunked && len(set.Member) >= im.o.chunk {
+				return flush()
+			}
+			return nil
+		})
+		if errors.Is(err, rdb.ErrEmpty) {
+			im.skipped["empty zset"]++
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: key %q: %w", im.o.rdbFile, e.Key, err)
+		}
+		if !chunked {
+			if err := im.restore(job, expireAt, true, rdb.AppendPayload(nil, &set, nil)); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(set.Member) > 0 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		if expireAt != 0 {
+			err = im.queue(job, true, []byte("PEXPIREAT"), []byte(job.name), []byte(strconv.FormatInt(expireAt, 10)))
+		} else {
+			err = im.queue(job, true, []byte("EXISTS"), []byte(job.name))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return im.drain()
+}
+
+// redisSource parses --from.
+func redisSource(from string) (addr, user, pass string, db int, tlsConfig *tls.Config, err error) {
+	u, err := url.Parse(from)
+	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") || u.Host == "" {
+		return "", "", "", 0, nil, fmt.Errorf("--from %q: want redis://[user:pass@]host:port[/db]", from)
+	}
+	addr = u.Host
+	if u.Port() == "" {
+		addr = net.JoinHostPort(u.Hostname(), "6379")
+	}
+	if u.User != nil {
+		user = u.User.Username()
+		pass, _ = u.User.Password()
+		if _, ok := u.User.Password(); !ok {
+			user, pass = "", user // redis://secret@host: a password alone
+		}
+	}
+	if p := strings.Trim(u.Path, "/"); p != "" {
+		if db, err = strconv.Atoi(p); err != nil || db < 0 {
+			return "", "", "", 0, nil, fmt.Errorf("--from %q: database %q", from, p)
+		}
+	}
+	if u.Scheme == "rediss" {
+		tlsConfig = &tls.Config{ServerName: u.Hostname(), MinVersion: tls.VersionTLS12}
+	}
+	return addr, user, pass, db, tlsConfig, nil
+}
+
+// fromRedis imports the sorted sets of a live Redis server, SCAN batch by
+// SCAN batch.
+func (im *importer) fromRedis(ctx context.Context) error {
+	addr, user, pass, db, tlsConfig, err := redisSource(im.o.from)
+	if err != nil {
+		return err
+	}
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	src, err := dialRESP(dctx, addr, tlsConfig, user, pass)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("redis %s: %w", addr, err)
+	}
+	defer src.Close()
+	if db != 0 {
+		if _, err := src.do("SELECT", strconv.Itoa(db)); err != nil {
+			return fmt.Errorf("redis: SELECT %d: %w", db, err)
+		}
+	}
+	if im.o.db >= 0 {
+		db = im.o.db
+	}
+	if db >= keyspace.NumDBs {
+		return fmt.Errorf("database %d: goblind has %d", db, keyspace.NumDBs)
+	}
+	if err := im.selectDB(db); err != nil {
+		return err
+	}
+	total := int64(-1)
+	if r, err := src.do("DBSIZE"); err == nil {
+		total = r.n
+	}
+	cursor := im.o.cursor
+	var scanned int64
+	for {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted: resume with --cursor %s", cursor)
+		}
+		r, err := src.do("SCAN", cursor, "COUNT", strconv.Itoa(im.o.scanCount))
+		if err != nil {
+			return fmt.Errorf("redis: SCAN %s: %w", cursor, err)
+		}
+		if len(r.arr) != 2 {
+			return fmt.Errorf("redis: SCAN: unexpected reply")
+		}
+		next := string(r.arr[0].str)
+		if err := im.copyBatch(src, r.arr[1].arr); err != nil {
+			return fmt.Errorf("%w (resume with --cursor %s)", err, cursor)
+		}
+		scanned += int64(len(r.arr[1].arr))
+		cursor = next
+		im.progress(func() string {
+			return fmt.Sprintf("%d/%d keys scanned, %d sets imported, cursor %s", scanned, total, im.keys, cursor)
+		})
+		if cursor == "0" {
+			return nil
+		}
+	}
+}
+
+// copyBatch stores one SCAN batch's sorted sets: their TYPE, then DUMP,
+// PTTL and ZCARD, pipelined; then RESTOREs (or chunks) to the node.
+func (im *importer) copyBatch(src *respClient, keys []reply) error {
+	for _, k := range keys {
+		src.send([]byte("TYPE"), k.str)
+	}
+	if err := src.flush(); err != nil {
+		return err
+	}
+	var zkeys [][]byte
+	for _, k := range keys {
+		t, err := src.read()
+		if err != nil {
+			return fmt.Errorf("redis: %w", err)
+		}
+		switch kind := string(t.str); {
+		case t.kind == '-':
+			return fmt.Errorf("redis: TYPE: %s", t.str)
+		case kind == "zset":
+			zkeys = append(zkeys, k.str)
+		case kind != "none":
+			im.skipped[kind]++
+		}
+	}
+	for _, k := range zkeys {
+		src.send([]byte("DUMP"), k)
+		src.send([]byte("PTTL"), k)
+		src.send([]byte("ZCARD"), k)
+	}
+	if err := src.flush(); err != nil {
+		return err
+	}
+	type got struct {
+		dump        reply
+		pttl, zcard int64
+		key         []byte
+		dumpFailed  bool
+	}
+	res := make([]got, len(zkeys))
+	for i, k := range zkeys {
+		res[i].key = k
+		for j := range 3 {
+			r, err := src.read()
+			if err != nil {
+				return fmt.Errorf("redis: %w", err)
+			}
+			if r.kind == '-' {
+				return fmt.Errorf("redis: %s", r.str)
+			}
+			switch j {
+			case 0:
+				res[i].dump = r
+			case 1:
+				res[i].pttl = r.n
+			default:
+				res[i].zcard = r.n
+			}
+		}
+	}
+	for _, g := range res {
+		if g.dump.null || g.pttl == -2 || g.zcard == 0 {
+			continue // gone since SCAN saw it
+		}
+		ttl := g.pttl
+		if ttl < 0 {
+			ttl = 0
+		}
+		job := &keyJob{name: string(g.key), members: g.zcard}
+		if g.zcard <= int64(im.o.big) {
+			if err := im.restore(job, ttl, false, g.dump.str); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := im.copyChunked(src, job, ttl); err != nil {
+			return err
+		}
+	}
+	return im.drain()
+}
+
+// copyChunked copies a big set with ZRANGE ... WITHSCORES by rank, --chunk
+// members at a time (a set changing meanwhile may be copied partly old,
+// partly new, as any copy of a live server).
+func (im *importer) copyChunked(src *respClient, job *keyJob, ttl int64) error {
+	if err := im.queue(job, false, []byte("DEL"), []byte(job.name)); err != nil {
+		return err
+	}
+	job.members = 0
+	var scores, members [][]byte
+	for start := 0; ; start += im.o.chunk {
+		r, err := src.do("ZRANGE", job.name, strconv.Itoa(start), strconv.Itoa(start+im.o.chunk-1), "WITHSCORES")
+		if err != nil {
+			return fmt.Errorf("redis: ZRANGE: %w", err)
+		}
+		if len(r.arr) == 0 {
+			break
+		}
+		scores, members = scores[:0], members[:0]
+		for i := 0; i+1 < len(r.arr); i += 2 {
+			members = append(members, r.arr[i].str)
+			scores = append(scores, r.arr[i+1].str)
+		}
+		job.members += int64(len(members))
+		if err := im.zadd(job, scores, members); err != nil {
+			return err
+		}
+		if len(r.arr)/2 < im.o.chunk {
+			break
+		}
+	}
+	if ttl > 0 {
+		return im.queue(job, true, []byte("PEXPIRE"), []byte(job.name), []byte(strconv.FormatInt(ttl, 10)))
+	}
+	return im.queue(job, true, []byte("EXISTS"), []byte(job.name))
+}
+
+// progress redraws the progress line on a terminal, at most five times a
+// second.
+func (im *importer) progress(line func() string) {
+	if im.o.quiet || time.Since(im.lastShow) < 200*time.Millisecond {
+		return
+	}
+	if st, err := os.Stderr.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return
+	}
+	im.lastShow = time.Now()
+	im.shown = true
+	fmt.Fprintf(os.Stderr, "\r\033[K%s", line())
+}
+
+func (im *importer) progressDone() {
+	if im.shown {
+		fmt.Fprintln(os.Stderr)
+	}
+}
+
+// report prints the outcome, one fact a line.
+func (im *importer) report(w io.Writer) {
+	fmt.Fprintf(w, "imported keys: %d\n", im.keys)
+	fmt.Fprintf(w, "imported members: %d\n", im.members)
+	kinds := make([]string, 0, len(im.skipped))
+	var n int64
+	for k, c := range im.skipped {
+		kinds = append(kinds, fmt.Sprintf("%s=%d", k, c))
+		n += c
+	}
+	sort.Strings(kinds)
+	fmt.Fprintf(w, "skipped keys: %d %s\n", n, strings.Join(kinds, " "))
+	fmt.Fprintf(w, "expired keys: %d\n", im.expired)
+	fmt.Fprintf(w, "failed keys: %d\n", im.errors)
+	for _, e := range im.firstErr {
+		fmt.Fprintf(w, "  %s\n", e)
+	}
+	fmt.Fprintf(w, "time: %s\n", time.Since(im.start).Round(time.Millisecond))
+}
+
+func bytesText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
