@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strconv"
 	"testing"
@@ -416,5 +417,48 @@ func TestMembersSorted(t *testing.T) {
 	}
 	if !sort.StringsAreSorted(order) {
 		t.Fatalf("order %v", order)
+	}
+}
+
+// A lying length costs at most a chunk of memory, not what it claims.
+func TestLyingLengthsBounded(t *testing.T) {
+	var f fileBuilder
+	f.op([]byte("REDIS0011")...)
+	f.op(byte(TypeString))
+	f.op(len32, 0x7f, 0xff, 0xff, 0xff) // a key of 2 GiB
+	f.op([]byte("short")...)
+	var zs fileBuilder
+	zs.op([]byte("REDIS0011")...)
+	zs.op(byte(TypeZSet2))
+	zs.str("k")
+	zs.op(len64, 0, 0, 0, 1, 0, 0, 0, 0) // 2^32 members
+	zs.str("a")
+	var before, after runtime.MemStats
+	for _, data := range [][]byte{f.b, zs.b} {
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		rd, err := NewReader(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := rd.Next()
+		if err == nil {
+			_, err = rd.ZSet(func([]byte, float64) error { return nil })
+			_ = e
+		}
+		if !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("lying length: %v", err)
+		}
+		runtime.ReadMemStats(&after)
+		if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+			t.Fatalf("a lying length allocated %d bytes", got)
+		}
+	}
+	// In memory, the same lies fail before allocating anything large.
+	allocs := testing.AllocsPerRun(10, func() {
+		DecodeZSet(payload([]byte{5, len64, 0, 0, 0, 1, 0, 0, 0, 0, 1, 'a'}), func([]byte, float64) error { return nil })
+	})
+	if allocs > 10 {
+		t.Fatalf("%v allocations for a lying count", allocs)
 	}
 }
