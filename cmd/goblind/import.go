@@ -35,8 +35,10 @@ import (
 //
 // From Redis, keys are enumerated with SCAN; after each batch is stored
 // the progress line shows the next cursor, which --cursor resumes from
-// (re-importing a key is harmless: REPLACE). An interrupt stops after the
-// batch in flight and prints the cursor to resume from.
+// (re-importing a key is harmless: REPLACE); when stderr is not a
+// terminal, a progress line with the cursor is written every ten seconds.
+// An interrupt stops after the batch in flight and prints the cursor to
+// resume from.
 
 type importOptions struct {
 	from, rdbFile, addr, user, pass, cursor string
@@ -127,6 +129,8 @@ type importer struct {
 	start    time.Time
 	lastShow time.Time
 	shown    bool
+	tty      int // 0: not checked yet, 1: stderr is a terminal, 2: it is not
+	line     func() string
 }
 
 // keyJob is one key being stored: imported when its last command's reply
@@ -533,22 +537,39 @@ func (im *importer) copyChunked(src *respClient, job *keyJob, ttl int64) error {
 }
 
 // progress redraws the progress line on a terminal, at most five times a
-// second.
+// second; elsewhere (a log file) it writes a line every ten seconds.
 func (im *importer) progress(line func() string) {
-	if im.o.quiet || time.Since(im.lastShow) < 200*time.Millisecond {
+	if im.o.quiet {
 		return
 	}
-	if st, err := os.Stderr.Stat(); err != nil || st.Mode()&os.ModeCharDevice == 0 {
+	if im.tty == 0 {
+		im.tty = 2
+		if st, err := os.Stderr.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			im.tty = 1
+		}
+	}
+	if im.tty == 1 {
+		im.line = line
+		if time.Since(im.lastShow) >= 200*time.Millisecond {
+			im.lastShow = time.Now()
+			im.shown = true
+			fmt.Fprintf(os.Stderr, "\r\033[K%s", line())
+		}
 		return
 	}
-	im.lastShow = time.Now()
-	im.shown = true
-	fmt.Fprintf(os.Stderr, "\r\033[K%s", line())
+	if im.lastShow.IsZero() {
+		im.lastShow = time.Now()
+	}
+	if time.Since(im.lastShow) >= 10*time.Second {
+		im.lastShow = time.Now()
+		fmt.Fprintln(os.Stderr, "goblind import:", line())
+	}
 }
 
+// progressDone draws the terminal's progress line a last time.
 func (im *importer) progressDone() {
 	if im.shown {
-		fmt.Fprintln(os.Stderr)
+		fmt.Fprintf(os.Stderr, "\r\033[K%s\n", im.line())
 	}
 }
 
@@ -563,7 +584,7 @@ func (im *importer) report(w io.Writer) {
 		n += c
 	}
 	sort.Strings(kinds)
-	fmt.Fprintf(w, "skipped keys: %d %s\n", n, strings.Join(kinds, " "))
+	fmt.Fprintf(w, "skipped keys: %s\n", strings.Join(append([]string{strconv.FormatInt(n, 10)}, kinds...), " "))
 	fmt.Fprintf(w, "expired keys: %d\n", im.expired)
 	fmt.Fprintf(w, "failed keys: %d\n", im.errors)
 	for _, e := range im.firstErr {
