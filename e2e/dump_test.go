@@ -304,3 +304,68 @@ func TestMigrateFromRedis(t *testing.T) {
 		t.Fatal("the string left redis after a failed MIGRATE")
 	}
 }
+
+// TestRestoreThroughCluster: RESTOREs sent to a follower (forwarded to the
+// leader, through the log) leave every node of a 3-node cluster with the
+// same sets, in the layout the --packed rule gives; refused payloads are
+// answered by the follower itself.
+func TestRestoreThroughCluster(t *testing.T) {
+	ctx := context.Background()
+	rng := testSeed(t)
+	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Args: []string{"--packed", "ids:*=int64:float32"}})
+	leader := WaitLeader(t, nodes, 30*time.Second)
+	f := Followers(nodes, leader)[0]
+	fc := f.Client(patient, func(o *redis.Options) { o.Protocol = 2 })
+	sets := map[string]*rdb.Members{"names": {}, "ids:1": {}, "big": {}}
+	for i := range 300 {
+		if i < 50 {
+			sets["names"].Member = append(sets["names"].Member, []byte("n"+strconv.Itoa(i)))
+			sets["names"].Score = append(sets["names"].Score, float64(i)/3)
+			sets["ids:1"].Member = append(sets["ids:1"].Member, []byte(strconv.Itoa(i*1000-7)))
+			sets["ids:1"].Score = append(sets["ids:1"].Score, float64(i%8))
+		}
+		sets["big"].Member = append(sets["big"].Member, []byte("b"+strconv.Itoa(i)))
+		sets["big"].Score = append(sets["big"].Score, rng.NormFloat64())
+	}
+	for k, m := range sets {
+		if err := fc.Restore(ctx, k, time.Hour, string(rdb.AppendPayload(nil, m, nil))).Err(); err != nil {
+			t.Fatalf("RESTORE %s through a follower: %v", k, err)
+		}
+	}
+	bad := rdb.AppendPayload(nil, sets["names"], nil)
+	bad[5] ^= 1
+	if err := fc.Restore(ctx, "bad", 0, string(bad)).Err(); err == nil || err.Error() != "ERR DUMP payload version or checksum are wrong" {
+		t.Fatalf("bad payload through a follower: %v", err)
+	}
+	if err := fc.Restore(ctx, "ids:2", 0, string(rdb.AppendPayload(nil, sets["names"], nil))).Err(); err == nil ||
+		err.Error() != "ERR member is not valid for the key's packed layout" {
+		t.Fatalf("names into a packed key: %v", err)
+	}
+	for k := range sets {
+		var first string
+		for _, n := range nodes {
+			c := n.Client(patient)
+			d, err := c.Dump(ctx, k).Result()
+			if err != nil {
+				t.Fatalf("DUMP %s on %s: %v", k, n.ID, err)
+			}
+			if first == "" {
+				first = d
+			} else if d != first {
+				t.Fatalf("DUMP %s differs between nodes", k)
+			}
+			if enc := c.ObjectEncoding(ctx, k).Val(); (k == "ids:1") != (enc == "int64:float32") {
+				t.Fatalf("%s on %s: layout %s", k, n.ID, enc)
+			}
+		}
+		got := map[string]float64{}
+		if _, err := rdb.DecodeZSet([]byte(first), func(m []byte, s float64) error { got[string(m)] = s; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		for i, m := range sets[k].Member {
+			if got[string(m)] != sets[k].Score[i] {
+				t.Fatalf("%s: member %s has score %v, want %v", k, m, got[string(m)], sets[k].Score[i])
+			}
+		}
+	}
+}
