@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"os"
 	"testing"
 )
 
@@ -71,6 +72,11 @@ func FuzzFile(f *testing.F) {
 	fb.op(opEOF)
 	fb.b = binary.LittleEndian.AppendUint64(fb.b, 0)
 	f.Add(fb.b)
+	for _, name := range []string{"redis-7.0.15.rdb", "redis-7.2.6-nocompression.rdb"} {
+		if b, err := os.ReadFile("testdata/" + name); err == nil {
+			f.Add(b)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rd, err := NewReader(bytes.NewReader(data))
 		if err != nil {
