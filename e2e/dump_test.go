@@ -297,7 +297,7 @@ func TestMigrateFromRedis(t *testing.T) {
 	// keeps the key.
 	rc.Set(ctx, "str", "v", 0)
 	err = rc.Do(ctx, "MIGRATE", host, port, "str", 0, 5000, "AUTH", pass).Err()
-	if err == nil || !strings.Contains(err.Error(), "Bad data format") {
+	if err == nil || err.Error() != "ERR Target instance replied with error: ERR Bad data format" {
 		t.Fatalf("MIGRATE of a string: %v", err)
 	}
 	if rc.Exists(ctx, "str").Val() != 1 {
