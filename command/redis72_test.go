@@ -154,7 +154,7 @@ func TestGoblinOwnReplies(t *testing.T) {
 			"+    sampled up to <count> times (default: 5, 0 means sample all).\r\n+HELP\r\n+    Print this help.\r\n", ""},
 		{"MEMORY STATS", "-ERR unknown subcommand 'STATS'. Try MEMORY HELP.\r\n", ""},
 		{"memory foo", "-ERR unknown subcommand 'foo'. Try MEMORY HELP.\r\n", ""},
-		{"DUMP z", "-ERR unknown command 'DUMP', with args beginning with: 'z' \r\n", ""},
+		{"LPUSH z", "-ERR unknown command 'LPUSH', with args beginning with: 'z' \r\n", ""},
 	})
 	f := newFixture(2)
 	f.do("ZADD", "z", "1", "a")

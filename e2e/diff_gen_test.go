@@ -165,7 +165,7 @@ var commands = []weighted{
 	{2, genZScan}, {2, genScan}, {1, genKeys}, {3, genDel}, {2, genExists}, {1, genType},
 	{2, genRename}, {2, genCopy}, {1, genMove}, {4, genExpire}, {3, genTTL}, {1, genPersist},
 	{1, genObject}, {1, genMemory}, {1, genRandomKey}, {2, genSelect}, {1, genDBSize},
-	{1, genPingEcho}, {1, genFlush}, {4, genTx}, {1, genUnknown},
+	{1, genPingEcho}, {1, genFlush}, {4, genTx}, {1, genUnknown}, {2, genDump}, {2, genRestore},
 }
 
 var totalWeight = func() int {

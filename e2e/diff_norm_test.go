@@ -146,6 +146,8 @@ func normalize(argv []string, v *value) {
 		if v.typ == ':' {
 			v.str = "<bytes>"
 		}
+	case "DUMP":
+		normalizeDump(v)
 	}
 }
 

@@ -39,6 +39,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "gencert" {
 		os.Exit(gencert(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "import" {
+		os.Exit(importCmd(os.Args[2:]))
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "goblind:", err)
 		os.Exit(1)
