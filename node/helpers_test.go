@@ -220,17 +220,32 @@ func (p *testPeers) target(leader string) (*Node, error) {
 	return n, nil
 }
 
-func (p *testPeers) Apply(leader string, entry []byte) (ForwardWait, error) {
+func (p *testPeers) Apply(leader string, entry []byte) (Forwarded, error) {
 	n, err := p.target(leader)
 	if err != nil {
 		return nil, err
 	}
 	wait := n.ApplyForwarded(entry)
-	return func(ctx context.Context) (uint64, []byte, error) {
+	f := &testForwarded{done: make(chan struct{})}
+	go func() {
 		res, err := wait()
-		return res.Index, res.Reply, err
-	}, nil
+		f.index, f.reply, f.err = res.Index, res.Reply, err
+		close(f.done)
+	}()
+	return f, nil
 }
+
+// testForwarded is the leader's answer to a forwarded entry, in process.
+type testForwarded struct {
+	done  chan struct{}
+	index uint64
+	reply []byte
+	err   error
+}
+
+func (f *testForwarded) Done() <-chan struct{} { return f.done }
+
+func (f *testForwarded) Result() (uint64, []byte, error) { return f.index, f.reply, f.err }
 
 func (p *testPeers) ReadIndex(ctx context.Context, leader string) (uint64, error) {
 	n, err := p.target(leader)

@@ -60,6 +60,10 @@ type Config struct {
 	// with ErrStale when the leader was last heard from longer ago
 	// (default 5s).
 	MaxStaleness time.Duration
+	// OutcomeWait bounds how long a write whose leader lost leadership
+	// while it was in flight waits to learn whether it was committed
+	// before it fails with ErrUncertain (default 5s).
+	OutcomeWait time.Duration
 }
 
 // Node is one running Goblin node.
@@ -86,6 +90,9 @@ type Node struct {
 
 	// keyReady is where the state machine's Ready hook goes (OnKeyReady).
 	keyReady atomic.Pointer[func(db int, key []byte)]
+
+	// props are this node's entries in flight (proposals.go).
+	props *proposals
 
 	notify   chan bool
 	stop     chan struct{}
@@ -114,7 +121,9 @@ func New(cfg Config) (*Node, error) {
 	}
 	cfg.LeaderWait = orDefault(cfg.LeaderWait, 5*time.Second)
 	cfg.MaxStaleness = orDefault(cfg.MaxStaleness, 5*time.Second)
-	n := &Node{cfg: cfg, log: cfg.Logger, fsm: raftfsm.New(), notify: make(chan bool, 16), stop: make(chan struct{}), peers: cfg.Peers}
+	cfg.OutcomeWait = orDefault(cfg.OutcomeWait, 5*time.Second)
+	n := &Node{cfg: cfg, log: cfg.Logger, fsm: raftfsm.New(), props: newProposals(), notify: make(chan bool, 16), stop: make(chan struct{}), peers: cfg.Peers}
+	n.fsm.OnProposal = n.props.applied
 	// A snapshot clones the whole state; once it is written the clone is
 	// garbage and the heap has just peaked at twice the state. Collect it
 	// and hand the pages back now rather than keep them resident until
