@@ -56,9 +56,9 @@ type Config struct {
 	// LeaderWait bounds how long a request waits for a leader to be known
 	// and reachable before failing with ErrNoLeader (default 5s).
 	LeaderWait time.Duration
-	// MaxStaleness bounds READONLY reads on a follower: they are refused
-	// with ErrStale when the leader was last heard from longer ago
-	// (default 5s).
+	// MaxStaleness bounds READONLY reads on a follower: a read reflects
+	// every write acknowledged more than MaxStaleness before it, or is
+	// refused with ErrStale (staleness.go; default 5s).
 	MaxStaleness time.Duration
 	// OutcomeWait bounds how long a write whose leader lost leadership
 	// while it was in flight waits to learn whether it was committed
@@ -87,6 +87,9 @@ type Node struct {
 	verifier    batcher
 	leaderReads batcher
 	peers       Peers
+	// stale tracks how fresh READONLY reads on a follower are
+	// (staleness.go).
+	stale staleness
 
 	// keyReady is where the state machine's Ready hook goes (OnKeyReady).
 	keyReady atomic.Pointer[func(db int, key []byte)]
