@@ -413,3 +413,62 @@ func TestPartitionReadonlyStaleness(t *testing.T) {
 	}
 	t.Logf("after the heal: %d READONLY reads served (%d stale), %d refused", served, stale, refused)
 }
+
+// A write in flight on a leader cut off for longer than the node waits to
+// learn its outcome is answered -UNCERTAIN, and go-redis, which retries
+// TRYAGAIN and CLUSTERDOWN by itself, does not retry it: the node sees the
+// command once.
+func TestUncertainWriteIsNotRetried(t *testing.T) {
+	rng := testSeed(t)
+	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
+	net := partitionNetwork(t, nodes)
+	ctx := context.Background()
+	for attempt := 0; ; attempt++ {
+		leader := currentLeader(t, nodes)
+		// go-redis's default retries (MaxRetries 3), with a read timeout
+		// longer than the node's wait.
+		c := redis.NewClient(&redis.Options{Addr: leader.Addr, ReadTimeout: 20 * time.Second})
+		defer c.Close()
+		if err := c.Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		before := zincrbyCalls(t, c)
+		if err := net.Isolate(leader.ID); err != nil {
+			t.Fatal(err)
+		}
+		err := c.ZIncrBy(ctx, "k", 1, "m").Err()
+		calls := zincrbyCalls(t, c) - before
+		if err := net.Heal(); err != nil {
+			t.Fatal(err)
+		}
+		if err != nil && strings.HasPrefix(err.Error(), "CLUSTERDOWN ") && attempt < 3 {
+			// The leader had stepped down before the write reached it:
+			// refused, truthfully. Again.
+			t.Logf("attempt %d: %v", attempt, err)
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), "UNCERTAIN ") {
+			t.Fatalf("a write in flight on a leader cut off for good: %v, want -UNCERTAIN", err)
+		}
+		if calls != 1 {
+			t.Fatalf("the node saw ZINCRBY %d times: the client retried -UNCERTAIN", calls)
+		}
+		t.Logf("answered %q after one call", err)
+		return
+	}
+}
+
+// zincrbyCalls returns the node's ZINCRBY count from INFO commandstats.
+func zincrbyCalls(t *testing.T, c *redis.Client) int {
+	t.Helper()
+	info, err := Info(context.Background(), c, "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := info["cmdstat_zincrby"]
+	if v == "" {
+		return 0
+	}
+	calls, _ := strconv.Atoi(strings.TrimPrefix(strings.Split(v, ",")[0], "calls="))
+	return calls
+}
