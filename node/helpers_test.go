@@ -28,8 +28,11 @@ type testCluster struct {
 	nodes map[string]*Node
 	trans map[string]*raft.InmemTransport
 	cut   map[string]bool // nodes whose peers calls fail (a partition)
-	logs  *syncBuffer
-	opts  func(*Config)
+	// lose makes forwarded entries lose the leader's answer as a broken
+	// connection does (forwardLoss); zero: none lost.
+	lose forwardLoss
+	logs *syncBuffer
+	opts func(*Config)
 }
 
 type syncBuffer struct {
@@ -225,8 +228,20 @@ func (p *testPeers) Apply(leader string, entry []byte) (Forwarded, error) {
 	if err != nil {
 		return nil, err
 	}
-	wait := n.ApplyForwarded(entry)
+	tc := (*testCluster)(p)
+	tc.mu.Lock()
+	lose := tc.lose
+	tc.mu.Unlock()
 	f := &testForwarded{done: make(chan struct{})}
+	if lose != 0 {
+		if lose == loseAnswer {
+			go n.ApplyForwarded(entry)()
+		}
+		f.err = ErrUncertain
+		close(f.done)
+		return f, nil
+	}
+	wait := n.ApplyForwarded(entry)
 	go func() {
 		res, err := wait()
 		f.index, f.reply, f.err = res.Index, res.Reply, err
@@ -234,6 +249,14 @@ func (p *testPeers) Apply(leader string, entry []byte) (Forwarded, error) {
 	}()
 	return f, nil
 }
+
+// forwardLoss is what a broken forwarding connection loses.
+type forwardLoss int
+
+const (
+	loseAnswer forwardLoss = 1 + iota // the entry reaches the leader, its answer is lost
+	loseEntry                         // the entry never reaches the leader
+)
 
 // testForwarded is the leader's answer to a forwarded entry, in process.
 type testForwarded struct {

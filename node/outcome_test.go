@@ -202,3 +202,61 @@ func TestUncertainWhenTheOutcomeCannotBeLearned(t *testing.T) {
 		return
 	}
 }
+
+// A forwarded write whose answer is lost (the connection to the leader
+// broke after sending) gets its real reply as soon as the follower has
+// applied it, not an uncertain one.
+func TestForwardedAnswerLost(t *testing.T) {
+	tc := newTestCluster(t, 3, nil)
+	f := tc.followers()[0]
+	tc.mu.Lock()
+	tc.lose = loseAnswer
+	tc.mu.Unlock()
+	res, err := f.Apply(zaddEntry("k", "m", 1))
+	if err != nil || string(res.Reply) != ":1\r\n" {
+		t.Fatalf("a committed write whose answer was lost: %q %v, want :1", res.Reply, err)
+	}
+	if got := score(f, "k", "m"); got != "1" {
+		t.Fatalf("the follower answered before applying the write: score %q", got)
+	}
+	if n := f.props.resolvedApplied.Load(); n != 1 {
+		t.Fatalf("resolvedApplied = %d", n)
+	}
+}
+
+// A forwarded write that never reached the leader, which keeps leading,
+// cannot be told from one still in flight: after OutcomeWait it is
+// ErrUncertain. Once the term moves on, the same loss is known for what it
+// is: not applied.
+func TestForwardedEntryLost(t *testing.T) {
+	const wait = 500 * time.Millisecond
+	tc := newTestCluster(t, 3, func(c *Config) { c.OutcomeWait = wait })
+	f := tc.followers()[0]
+	tc.mu.Lock()
+	tc.lose = loseEntry
+	tc.mu.Unlock()
+	start := time.Now()
+	if _, err := f.Apply(zaddEntry("k", "m", 1)); !errors.Is(err, ErrUncertain) {
+		t.Fatalf("a lost forwarded write under a stable leader: %v, want ErrUncertain", err)
+	}
+	if took := time.Since(start); took < wait {
+		t.Fatalf("ErrUncertain after %v, before OutcomeWait", took)
+	}
+	// Now the loss, then a leadership change: the follower learns that
+	// the entry was not applied.
+	p := f.propose(zaddEntry("k", "m", 2))
+	if err := f.TransferLeadership(""); err != nil {
+		t.Logf("transfer: %v", err)
+	}
+	_, err := p.Wait()
+	tc.mu.Lock()
+	tc.lose = 0
+	tc.mu.Unlock()
+	if !errors.Is(err, ErrNotApplied) && !errors.Is(err, ErrUncertain) {
+		t.Fatalf("a lost forwarded write across a leadership change: %v", err)
+	}
+	t.Logf("across a leadership change: %v", err)
+	if got := score(tc.waitLeader(), "k", "m"); got != "" {
+		t.Fatalf("a lost write took effect: score %q", got)
+	}
+}
