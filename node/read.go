@@ -22,7 +22,7 @@ const readyWait = 5 * time.Second
 // follower, requests to the leader.
 //
 // With local set (a READONLY connection) the local state is read as is: on
-// the leader it is at most the leader lease (half the heartbeat timeout)
+// the leader it is at most the leader lease (Raft's LeaderLeaseTimeout)
 // stale; on a follower it reflects every write acknowledged more than
 // MaxStaleness ago, catching up first if it must, or the read is refused
 // with ErrStale (staleness.go).
