@@ -423,7 +423,7 @@ func (c *Cluster) Members() []node.Member {
 }
 
 // Apply forwards an encoded entry to the leader (node.Peers).
-func (c *Cluster) Apply(leader string, entry []byte) (node.ForwardWait, error) {
+func (c *Cluster) Apply(leader string, entry []byte) (node.Forwarded, error) {
 	return c.fwd.apply(leader, entry)
 }
 

@@ -88,9 +88,11 @@
 // and membership changes (GOBLIN.ADMIN) use a small pool of other
 // connections. Failures come back as "-CODE text" lines naming node
 // sentinels, so the follower knows whether an entry was refused before it
-// reached any log (sent again to the new leader) or may have been applied
-// (reported as uncertain). None of these requests exists on the client
-// port.
+// reached any log (sent again to the new leader) or may have been applied:
+// then, as when the connection breaks after sending, the follower learns
+// the entry's fate from its own log (the entry carries a proposal header
+// fencing it to the leader's term; node/proposals.go). None of these
+// requests exists on the client port.
 //
 // Followers also report their applied index to the leader every tick
 // (memberlist best-effort message), which INFO replication shows as each

@@ -109,7 +109,7 @@ func (f *forwarder) close() {
 }
 
 // apply sends an entry on the leader's ordered connection.
-func (f *forwarder) apply(leader string, entry []byte) (node.ForwardWait, error) {
+func (f *forwarder) apply(leader string, entry []byte) (node.Forwarded, error) {
 	c, err := f.get(leader, true)
 	if err != nil {
 		return nil, err
@@ -118,20 +118,32 @@ func (f *forwarder) apply(leader string, entry []byte) (node.ForwardWait, error)
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context) (uint64, []byte, error) {
-		v, err := cl.wait(ctx)
-		if err != nil {
-			// Sent, and no answer: the entry may have been applied.
-			return 0, nil, node.ErrUncertain
-		}
-		if err := replyErr(leader, v); err != nil {
-			return 0, nil, err
-		}
-		if v.kind != '*' || len(v.array) != 2 || v.array[0].kind != ':' || v.array[1].kind != '$' {
-			return 0, nil, fmt.Errorf("leader %s: malformed %s reply", leader, cmdApply)
-		}
-		return uint64(v.array[0].num), v.array[1].str, nil
-	}, nil
+	return &forwarded{cl: cl, leader: leader}, nil
+}
+
+// forwarded is an entry sent to the leader (node.Forwarded).
+type forwarded struct {
+	cl     *call
+	leader string
+}
+
+func (fw *forwarded) Done() <-chan struct{} { return fw.cl.done }
+
+// Result reads GOBLIN.APPLY's reply: [index, reply], or the sentinel the
+// leader named; a connection that broke after the entry was sent gives
+// node.ErrUncertain: the entry may have been applied.
+func (fw *forwarded) Result() (uint64, []byte, error) {
+	v, err := fw.cl.reply, fw.cl.err
+	if err != nil {
+		return 0, nil, node.ErrUncertain
+	}
+	if err := replyErr(fw.leader, v); err != nil {
+		return 0, nil, err
+	}
+	if v.kind != '*' || len(v.array) != 2 || v.array[0].kind != ':' || v.array[1].kind != '$' {
+		return 0, nil, fmt.Errorf("leader %s: malformed %s reply", fw.leader, cmdApply)
+	}
+	return uint64(v.array[0].num), v.array[1].str, nil
 }
 
 // readIndex asks the leader for its read index.

@@ -172,11 +172,12 @@ func TestForwardedGarbageIsRefused(t *testing.T) {
 	last := leader.Raft().LastIndex()
 	peers := (*testPeers)(tc)
 	for i, b := range bad {
-		wait, err := peers.Apply(leader.ID(), b)
+		fwd, err := peers.Apply(leader.ID(), b)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := wait(context.Background()); !errors.Is(err, ErrBadEntry) {
+		<-fwd.Done()
+		if _, _, err := fwd.Result(); !errors.Is(err, ErrBadEntry) {
 			t.Fatalf("forwarded entry %d (%x): %v, want ErrBadEntry", i, b, err)
 		}
 	}

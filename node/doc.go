@@ -14,11 +14,27 @@
 // through Peers (peers.go, implemented by the cluster package) and answers
 // once the entry is applied here too, so its client reads its own write;
 // an entry refused before reaching any log is sent again to the next
-// leader within LeaderWait. A follower's linearizable read asks the leader
-// for its read index (the commit index, confirmed by a heartbeat round that
-// started after the read arrived) and waits until that index is applied
-// here; concurrent reads share rounds. READONLY reads are local, refused
-// once the leader has been silent longer than MaxStaleness.
+// leader within LeaderWait.
+//
+// No answer claims more than the node knows about a write. Every entry a
+// node proposes carries a proposal header (raftfsm/proposal.go): an ID,
+// and the term of the leader it is handed to, outside which the state
+// machine refuses to apply it. When leadership changes while the entry is
+// in flight (Raft reports leadership lost, the leader's answer says so, or
+// the forwarding connection breaks) the proposer waits, up to OutcomeWait,
+// until it has applied an entry of a later term: by then its entry either
+// was applied, and the state machine reported its result to the table of
+// proposals in flight (proposals.go), or never will be (ErrNotApplied).
+// Only when that cannot be learned in time, with no leader or this node
+// cut off, does the write fail with ErrUncertain (write.go).
+//
+// A follower's linearizable read asks the leader for its read index (the
+// commit index, confirmed by a heartbeat round that started after the
+// read arrived) and waits until that index is applied here; concurrent
+// reads share rounds. READONLY reads are local, within MaxStaleness of the
+// leader's commit: each read index a follower gets is a sample (time the
+// request was sent, index), and a read is served while a sample whose
+// index is applied here is younger than MaxStaleness (staleness.go).
 //
 // maxmemory (memory.go) is decided by the leader before it proposes: an
 // entry holding a command that may grow memory is refused while the

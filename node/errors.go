@@ -15,9 +15,16 @@ var (
 	ErrNoLeader = errors.New("no leader")
 	// ErrTimeout: the operation did not complete within its deadline.
 	ErrTimeout = errors.New("timed out")
-	// ErrUncertain: leadership was lost while a write was in flight; it may
-	// or may not have been applied.
-	ErrUncertain = errors.New("leadership lost while the write was in flight")
+	// ErrUncertain: leadership changed while a write was in flight, and
+	// its outcome could not be learned within OutcomeWait (no leader, or
+	// this node cut off from it): it may or may not have been applied.
+	// Between nodes it is also a leader's answer to a forwarded entry in
+	// flight when it lost leadership; the follower then learns the outcome
+	// itself (Pending.resolve).
+	ErrUncertain = errors.New("the write's outcome is unknown: leadership changed while it was in flight")
+	// ErrNotApplied: leadership changed while a write was in flight, and
+	// it was not committed: it never takes effect.
+	ErrNotApplied = errors.New("leadership changed before the write was committed: it was not applied")
 	// ErrClosed: the node is shutting down.
 	ErrClosed = errors.New("node is shutting down")
 	// ErrStale: a READONLY read on a follower that has not heard from a
@@ -44,6 +51,7 @@ var wireCodes = []struct {
 	{"NOLEADER", ErrNoLeader},
 	{"TIMEOUT", ErrTimeout},
 	{"UNCERTAIN", ErrUncertain},
+	{"NOTAPPLIED", ErrNotApplied},
 	{"CLOSED", ErrClosed},
 	{"STALE", ErrStale},
 	{"BADENTRY", ErrBadEntry},

@@ -28,8 +28,11 @@ type testCluster struct {
 	nodes map[string]*Node
 	trans map[string]*raft.InmemTransport
 	cut   map[string]bool // nodes whose peers calls fail (a partition)
-	logs  *syncBuffer
-	opts  func(*Config)
+	// lose makes forwarded entries lose the leader's answer as a broken
+	// connection does (forwardLoss); zero: none lost.
+	lose forwardLoss
+	logs *syncBuffer
+	opts func(*Config)
 }
 
 type syncBuffer struct {
@@ -220,17 +223,52 @@ func (p *testPeers) target(leader string) (*Node, error) {
 	return n, nil
 }
 
-func (p *testPeers) Apply(leader string, entry []byte) (ForwardWait, error) {
+func (p *testPeers) Apply(leader string, entry []byte) (Forwarded, error) {
 	n, err := p.target(leader)
 	if err != nil {
 		return nil, err
 	}
+	tc := (*testCluster)(p)
+	tc.mu.Lock()
+	lose := tc.lose
+	tc.mu.Unlock()
+	f := &testForwarded{done: make(chan struct{})}
+	if lose != 0 {
+		if lose == loseAnswer {
+			go n.ApplyForwarded(entry)()
+		}
+		f.err = ErrUncertain
+		close(f.done)
+		return f, nil
+	}
 	wait := n.ApplyForwarded(entry)
-	return func(ctx context.Context) (uint64, []byte, error) {
+	go func() {
 		res, err := wait()
-		return res.Index, res.Reply, err
-	}, nil
+		f.index, f.reply, f.err = res.Index, res.Reply, err
+		close(f.done)
+	}()
+	return f, nil
 }
+
+// forwardLoss is what a broken forwarding connection loses.
+type forwardLoss int
+
+const (
+	loseAnswer forwardLoss = 1 + iota // the entry reaches the leader, its answer is lost
+	loseEntry                         // the entry never reaches the leader
+)
+
+// testForwarded is the leader's answer to a forwarded entry, in process.
+type testForwarded struct {
+	done  chan struct{}
+	index uint64
+	reply []byte
+	err   error
+}
+
+func (f *testForwarded) Done() <-chan struct{} { return f.done }
+
+func (f *testForwarded) Result() (uint64, []byte, error) { return f.index, f.reply, f.err }
 
 func (p *testPeers) ReadIndex(ctx context.Context, leader string) (uint64, error) {
 	n, err := p.target(leader)

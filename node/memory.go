@@ -157,7 +157,7 @@ func growsMemory(cmd *raftfsm.Command) bool {
 // that mixes such commands with others, the others proposed (in runs,
 // in order) and the refused ones answered ErrOOM's reply in their places,
 // as Redis answers each command of a pipeline on its own.
-func (n *Node) admitMemory(data []byte) *Pending {
+func (n *Node) admitMemory(data []byte, term uint64) *Pending {
 	if !n.mem.overLimit() {
 		return nil
 	}
@@ -175,7 +175,7 @@ func (n *Node) admitMemory(data []byte) *Pending {
 		}
 		return nil
 	case raftfsm.OpBatch:
-		return n.splitBatch(e)
+		return n.splitBatch(e, term)
 	}
 	return nil
 }
@@ -187,7 +187,7 @@ var oomReply = []byte("-OOM command not allowed when used memory > 'maxmemory'.\
 // splitBatch answers a batch of pipelined writes while memory is over the
 // limit: runs of commands that do not grow memory are proposed as entries
 // of their own, in order; the others are refused.
-func (n *Node) splitBatch(e *raftfsm.Entry) *Pending {
+func (n *Node) splitBatch(e *raftfsm.Entry, term uint64) *Pending {
 	refused := 0
 	for i := range e.Commands {
 		if growsMemory(&e.Commands[i]) {
@@ -203,7 +203,9 @@ func (n *Node) splitBatch(e *raftfsm.Entry) *Pending {
 	}
 	n.mem.collect()
 	f := &batchFuture{}
-	run := raftfsm.Entry{Time: e.Time, Proto: e.Proto, Double70: e.Double70}
+	// Each run is fenced to the term like any entry (no proposal ID: the
+	// parts' outcomes are not looked up across a leadership change).
+	run := raftfsm.Entry{Time: e.Time, Proto: e.Proto, Double70: e.Double70, Term: term}
 	flush := func() {
 		if len(run.Commands) == 0 {
 			return

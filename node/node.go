@@ -56,10 +56,14 @@ type Config struct {
 	// LeaderWait bounds how long a request waits for a leader to be known
 	// and reachable before failing with ErrNoLeader (default 5s).
 	LeaderWait time.Duration
-	// MaxStaleness bounds READONLY reads on a follower: they are refused
-	// with ErrStale when the leader was last heard from longer ago
-	// (default 5s).
+	// MaxStaleness bounds READONLY reads on a follower: a read reflects
+	// every write acknowledged more than MaxStaleness before it, or is
+	// refused with ErrStale (staleness.go; default 5s).
 	MaxStaleness time.Duration
+	// OutcomeWait bounds how long a write whose leader lost leadership
+	// while it was in flight waits to learn whether it was committed
+	// before it fails with ErrUncertain (default 5s).
+	OutcomeWait time.Duration
 }
 
 // Node is one running Goblin node.
@@ -83,12 +87,18 @@ type Node struct {
 	verifier    batcher
 	leaderReads batcher
 	peers       Peers
+	// stale tracks how fresh READONLY reads on a follower are
+	// (staleness.go).
+	stale staleness
 
 	// mem is maxmemory's state (memory.go).
 	mem memoryLimit
 
 	// keyReady is where the state machine's Ready hook goes (OnKeyReady).
 	keyReady atomic.Pointer[func(db int, key []byte)]
+
+	// props are this node's entries in flight (proposals.go).
+	props *proposals
 
 	notify   chan bool
 	stop     chan struct{}
@@ -117,7 +127,9 @@ func New(cfg Config) (*Node, error) {
 	}
 	cfg.LeaderWait = orDefault(cfg.LeaderWait, 5*time.Second)
 	cfg.MaxStaleness = orDefault(cfg.MaxStaleness, 5*time.Second)
-	n := &Node{cfg: cfg, log: cfg.Logger, fsm: raftfsm.New(), notify: make(chan bool, 16), stop: make(chan struct{}), peers: cfg.Peers}
+	cfg.OutcomeWait = orDefault(cfg.OutcomeWait, 5*time.Second)
+	n := &Node{cfg: cfg, log: cfg.Logger, fsm: raftfsm.New(), props: newProposals(), notify: make(chan bool, 16), stop: make(chan struct{}), peers: cfg.Peers}
+	n.fsm.OnProposal = n.props.applied
 	// A snapshot clones the whole state; once it is written the clone is
 	// garbage and the heap has just peaked at twice the state. Collect it
 	// and hand the pages back now rather than keep them resident until

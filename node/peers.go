@@ -17,10 +17,8 @@ type Peers interface {
 	// Apply sends an encoded entry to the leader over the ordered stream:
 	// entries sent by one goroutine reach the leader in the order sent. It
 	// returns once the entry is on its way; an error means it was not
-	// sent (the leader is unknown or unreachable). The returned function
-	// waits for the leader's answer: the entry's log index and reply, or
-	// an error (ErrUncertain when the connection broke after sending).
-	Apply(leader string, entry []byte) (ForwardWait, error)
+	// sent (the leader is unknown or unreachable).
+	Apply(leader string, entry []byte) (Forwarded, error)
 	// ReadIndex asks the leader for its read index: a commit index
 	// confirmed by a round of heartbeats that started after the call.
 	ReadIndex(ctx context.Context, leader string) (uint64, error)
@@ -31,8 +29,17 @@ type Peers interface {
 	Members() []Member
 }
 
-// ForwardWait waits for the answer to a forwarded entry.
-type ForwardWait func(ctx context.Context) (index uint64, reply []byte, err error)
+// Forwarded is an entry sent to the leader, awaiting its answer.
+type Forwarded interface {
+	// Done is closed once the leader has answered or the connection
+	// failed.
+	Done() <-chan struct{}
+	// Result is the answer once Done is closed: the entry's log index and
+	// reply, or an error: the sentinel the leader named (errors.go),
+	// ErrUncertain when the connection broke after sending, or another
+	// error, which the node treats as uncertain too.
+	Result() (index uint64, reply []byte, err error)
+}
 
 // Member is what gossip knows about one node.
 type Member struct {

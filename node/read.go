@@ -22,9 +22,10 @@ const readyWait = 5 * time.Second
 // follower, requests to the leader.
 //
 // With local set (a READONLY connection) the local state is read as is: on
-// the leader it is at most one election timeout stale; on a follower the
-// read is refused with ErrStale unless the leader was heard from within
-// MaxStaleness.
+// the leader it is at most the leader lease (Raft's LeaderLeaseTimeout)
+// stale; on a follower it reflects every write acknowledged more than
+// MaxStaleness ago, catching up first if it must, or the read is refused
+// with ErrStale (staleness.go).
 //
 // It waits at most readyWait, or until ctx ends if sooner. On a single
 // voter that leads, with everything committed applied (a read between
@@ -65,23 +66,13 @@ func (n *Node) ReadBarrier(ctx context.Context, local bool) error {
 		return n.notLeaderErr()
 	}
 	if local {
-		return n.fresh()
+		return n.fresh(ctx)
 	}
-	index, err := n.leaderReads.do(ctx)
+	index, err := n.sampleReadIndex(ctx)
 	if err != nil {
 		return err
 	}
 	return n.waitApplied(ctx, index)
-}
-
-// fresh reports ErrStale unless a leader was heard from within
-// MaxStaleness.
-func (n *Node) fresh() error {
-	last := n.raft.LastContact()
-	if last.IsZero() || time.Since(last) > n.cfg.MaxStaleness {
-		return ErrStale
-	}
-	return nil
 }
 
 // ReadIndex is the leader's read index: its commit index, confirmed by a

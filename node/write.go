@@ -16,15 +16,32 @@ const enqueueTimeout = 5 * time.Second
 
 // Pending is a proposed entry whose outcome is not known yet: either a
 // local Raft future (on the leader) or an entry forwarded to the leader.
+//
+// Its answer never claims more than the node knows. An entry refused
+// before it reached any log fails with an error that says so (ErrNotLeader,
+// ErrNoLeader, ErrTimeout, ErrBadEntry); one that was committed answers its
+// result. When leadership changes while the entry is in flight, the node
+// waits, up to OutcomeWait, until it can tell which happened (resolve):
+// then the entry's real result, or ErrNotApplied; ErrUncertain only when it
+// could not learn it in time.
 type Pending struct {
-	f   raft.ApplyFuture
-	fwd ForwardWait
-	err error
-	// The entry and the node's deadline for finding a leader, kept in case
-	// the leader refuses the entry and it must be sent again.
-	n        *Node
+	n *Node
+	// data is the entry, encoded with a proposal header whose term is set
+	// by each attempt; deadline bounds the search for a leader.
 	data     []byte
 	deadline time.Time
+	// prop is the current attempt's proposal (ID, term fence, result).
+	prop proposal
+	// remote marks a leader proposing a follower's entry: it neither
+	// registers nor resolves it (the follower does), and fence is the
+	// term the follower addressed it to.
+	remote bool
+	fence  uint64
+	// The current attempt: a local future, an entry sent to the leader,
+	// or an error before either.
+	f   raft.ApplyFuture
+	fwd Forwarded
+	err error
 }
 
 // Propose hands e to the log without waiting and returns a function that
@@ -40,62 +57,104 @@ func (n *Node) propose(e *raftfsm.Entry) *Pending {
 	if n.closed.Load() {
 		return &Pending{err: ErrClosed}
 	}
-	data := e.Encode(nil)
-	deadline := time.Now().Add(n.cfg.LeaderWait)
-	var p *Pending
+	p := &Pending{n: n, deadline: time.Now().Add(n.cfg.LeaderWait)}
+	// The header is written with a placeholder term; each attempt sets
+	// the term of the leader it goes to (SetProposal).
+	h := *e
+	h.Term, h.Proposal = 0, n.props.newID()
+	p.data = h.Encode(nil)
+	p.prop.id = h.Proposal
 	if n.IsLeader() {
-		p = n.proposeLocal(data)
+		n.proposeLocal(p)
 	} else {
-		p = n.forward(data, deadline)
+		n.forward(p)
 	}
-	p.n, p.data, p.deadline = n, data, deadline
 	return p
 }
 
-// proposeLocal hands data to the local Raft, which refuses it unless this
-// node leads. A new leader first waits for its term barrier and packed
-// rules to be applied, so no key is created under stale rules.
-func (n *Node) proposeLocal(data []byte) *Pending {
+// proposeLocal hands p to the local Raft, which refuses it unless this
+// node leads, fenced to the term it leads in. A new leader first waits
+// for its term barrier and packed rules to be applied, so no key is
+// created under stale rules.
+func (n *Node) proposeLocal(p *Pending) {
 	if !n.IsLeader() {
-		return &Pending{err: n.notLeaderErr()}
+		p.err = n.notLeaderErr()
+		return
 	}
 	if !n.Ready() {
 		ctx, cancel := context.WithTimeout(context.Background(), readyWait)
 		err := n.waitReady(ctx)
 		cancel()
 		if err != nil {
-			return &Pending{err: err}
+			p.err = err
+			return
 		}
 	}
-	if p := n.admitMemory(data); p != nil {
-		return p
+	term := n.readyTerm.Load()
+	if term == 0 || (p.fence != 0 && p.fence != term) {
+		// Leadership moved on, or a follower addressed the entry to
+		// another term of this node's.
+		p.err = ErrNotLeader
+		return
 	}
-	return &Pending{f: n.raft.Apply(data, enqueueTimeout)}
+	if q := n.admitMemory(p.data, term); q != nil {
+		// Over maxmemory: refused, or split around what would grow it.
+		p.f, p.err = q.f, q.err
+		return
+	}
+	p.start(term)
+	p.f = n.raft.Apply(p.data, enqueueTimeout)
 }
 
-// forward sends data to the leader, waiting until deadline for one to be
+// start fences p's entry to term and, for the node's own entries,
+// registers it so the state machine reports its result here.
+func (p *Pending) start(term uint64) {
+	p.prop.term = term
+	raftfsm.SetProposal(p.data, term, p.prop.id)
+	if !p.remote {
+		p.prop.restores = p.n.fsm.Restores()
+		p.n.props.add(&p.prop)
+	}
+}
+
+// finish forgets p's registration.
+func (p *Pending) finish() {
+	if !p.remote && p.n != nil {
+		p.n.props.remove(&p.prop)
+	}
+}
+
+// forward sends p to the leader, waiting until p.deadline for one to be
 // known (an election at start or after a failure ends) and reachable. It
 // returns as soon as the entry is sent, so entries one goroutine forwards
 // stay in order. Without peers it only waits for the election, and
 // proposes here if this node won it.
-func (n *Node) forward(data []byte, deadline time.Time) *Pending {
+func (n *Node) forward(p *Pending) {
 	for {
-		leader, err := n.awaitLeader(deadline)
+		leader, err := n.awaitLeader(p.deadline)
 		if err != nil {
-			return &Pending{err: err}
+			p.err = err
+			return
 		}
 		if leader == n.cfg.ID || n.peers == nil {
-			return n.proposeLocal(data)
+			n.proposeLocal(p)
+			return
 		}
-		wait, err := n.peers.Apply(leader, data)
+		// This node's term is the leader's as far as it knows; a leader
+		// of another term refuses the entry (ErrNotLeader) unproposed.
+		p.start(n.currentTerm())
+		fwd, err := n.peers.Apply(leader, p.data)
 		if err == nil {
-			return &Pending{fwd: wait}
+			p.fwd = fwd
+			return
 		}
+		p.finish()
 		// Not sent (the leader died, or gossip does not know its address
 		// yet): look again shortly, within the deadline.
 		n.log.Debug("forwarding to the leader failed", "leader", leader, "error", err)
-		if err := n.pause(deadline, retryPause); err != nil {
-			return &Pending{err: err}
+		if err := n.pause(p.deadline, retryPause); err != nil {
+			p.err = err
+			return
 		}
 	}
 }
@@ -116,10 +175,6 @@ func (n *Node) pause(deadline time.Time, d time.Duration) error {
 	}
 }
 
-// forwardTimeout bounds the wait for the leader's answer to a forwarded
-// entry, and then for the entry to be applied here.
-const forwardTimeout = 10 * time.Second
-
 // Wait waits until the entry is committed and applied on this node and
 // returns its result. An entry refused without being appended to any log
 // (the node it reached no longer led) is proposed again to whoever leads
@@ -129,14 +184,18 @@ func (p *Pending) Wait() (raftfsm.Result, error) {
 	for {
 		res, err := p.wait()
 		retry := errors.Is(err, ErrNotLeader) || errors.Is(err, ErrNoLeader)
-		if !retry || p.n == nil || p.n.peers == nil || time.Now().After(p.deadline) {
+		if !retry || p.remote || p.n == nil || p.n.peers == nil || time.Now().After(p.deadline) {
 			return res, err
 		}
 		if p.n.pause(p.deadline, leaderPoll) != nil {
 			return res, err
 		}
-		q := p.n.forward(p.data, p.deadline)
-		p.f, p.fwd, p.err = q.f, q.fwd, q.err
+		// The last attempt is certain never to apply: a new one gets a
+		// new proposal ID, so nothing reported of the old one can be
+		// mistaken for it.
+		p.prop = proposal{id: p.n.props.newID()}
+		p.f, p.fwd, p.err = nil, nil, nil
+		p.n.forward(p)
 	}
 }
 
@@ -150,26 +209,144 @@ func (p *Pending) wait() (raftfsm.Result, error) {
 	// Raft always answers a local future: with the result, or with an
 	// error when leadership is lost or the node shuts down.
 	if err := p.f.Error(); err != nil {
-		return raftfsm.Result{}, translateRaftErr(err)
+		err = translateRaftErr(err)
+		if errors.Is(err, ErrUncertain) && !p.remote {
+			return p.resolve(time.Now().Add(p.n.cfg.OutcomeWait))
+		}
+		p.finish()
+		return raftfsm.Result{}, err
 	}
+	p.finish()
 	res, _ := p.f.Response().(raftfsm.Result)
-	return res, res.Err
+	return res, resultErr(res)
 }
 
+// waitForwarded waits for the leader's answer to a forwarded entry, and
+// on success until the entry is applied here. Without an answer it learns
+// the outcome from this node's own log (resolve): as soon as this node has
+// applied an entry of a later term, or when OutcomeWait has passed.
 func (p *Pending) waitForwarded() (raftfsm.Result, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), forwardTimeout)
-	index, reply, err := p.fwd(ctx)
-	cancel()
-	if err != nil {
-		return raftfsm.Result{}, err
+	n := p.n
+	deadline := time.Now().Add(n.cfg.OutcomeWait)
+	timer := time.NewTimer(n.cfg.OutcomeWait)
+	defer timer.Stop()
+	for {
+		changed := n.fsm.TermChanged()
+		if n.fsm.AppliedTerm() > p.prop.term {
+			return p.resolve(deadline)
+		}
+		select {
+		case <-p.fwd.Done():
+			index, reply, err := p.fwd.Result()
+			if err != nil {
+				if refused(err) {
+					p.finish()
+					return raftfsm.Result{}, err
+				}
+				return p.resolve(deadline)
+			}
+			// Committed. Answer once it is applied here, so the client
+			// reads its own write here; past the deadline, answer anyway:
+			// the write took effect.
+			ctx, cancel := context.WithDeadline(context.Background(), deadline)
+			if n.waitApplied(ctx, index) != nil {
+				n.log.Warn("a forwarded write was committed but is not applied here yet; answering", "index", index)
+			}
+			cancel()
+			p.finish()
+			return raftfsm.Result{Index: index, Reply: reply}, nil
+		case <-changed:
+		case <-timer.C:
+			return p.resolve(deadline)
+		case <-n.stop:
+			p.finish()
+			return raftfsm.Result{}, ErrUncertain
+		}
 	}
-	ctx, cancel = context.WithTimeout(context.Background(), forwardTimeout)
-	err = p.n.waitApplied(ctx, index)
-	cancel()
-	if err != nil {
-		return raftfsm.Result{}, err
+}
+
+// refused reports whether err, the leader's answer to a forwarded entry,
+// says the entry will never take effect.
+func refused(err error) bool {
+	for _, e := range []error{ErrNotLeader, ErrNoLeader, ErrTimeout, ErrBadEntry, ErrNotApplied, ErrOOM, raftfsm.ErrEntryFailed} {
+		if errors.Is(err, e) {
+			return true
+		}
 	}
-	return raftfsm.Result{Index: index, Reply: reply}, nil
+	return false
+}
+
+// resolve learns what became of p's entry when the answer of the leader
+// it went to is lost (leadership changed while it was in flight, or the
+// connection broke). The entry takes effect only if committed in its
+// term, p.prop.term (raftfsm/proposal.go), so once this node has applied
+// an entry of a later term it knows: either the state machine reported
+// the entry applied here, with its result, or it never will be
+// (ErrNotApplied). Until deadline it waits for either; after it, or if a
+// snapshot restored meanwhile may hold the entry unreported, it answers
+// ErrUncertain: this node could not learn the outcome (it is cut off from
+// the leader, or none is elected).
+func (p *Pending) resolve(deadline time.Time) (raftfsm.Result, error) {
+	res, err := p.learn(deadline)
+	switch {
+	case errors.Is(err, ErrUncertain):
+		p.n.props.resolvedUncertain.Add(1)
+		p.n.log.Warn("the outcome of a write in flight across a leadership change could not be learned in time",
+			"term", p.prop.term, "wait", p.n.cfg.OutcomeWait)
+	case errors.Is(err, ErrNotApplied):
+		p.n.props.resolvedNotApplied.Add(1)
+	default:
+		p.n.props.resolvedApplied.Add(1)
+	}
+	return res, err
+}
+
+func (p *Pending) learn(deadline time.Time) (raftfsm.Result, error) {
+	n := p.n
+	defer p.finish()
+	var timer *time.Timer
+	for {
+		changed := n.fsm.TermChanged()
+		decided := n.fsm.AppliedTerm() > p.prop.term
+		res, ok, applied := n.props.watch(&p.prop)
+		if ok {
+			return res, resultErr(res)
+		}
+		if decided {
+			if n.fsm.Restores() != p.prop.restores {
+				return raftfsm.Result{}, ErrUncertain
+			}
+			return raftfsm.Result{}, ErrNotApplied
+		}
+		if timer == nil {
+			d := time.Until(deadline)
+			if d <= 0 {
+				return raftfsm.Result{}, ErrUncertain
+			}
+			timer = time.NewTimer(d)
+			defer timer.Stop()
+		}
+		select {
+		case <-changed:
+		case <-applied:
+		case <-timer.C:
+			if res, ok := n.props.result(&p.prop); ok {
+				return res, resultErr(res)
+			}
+			return raftfsm.Result{}, ErrUncertain
+		case <-n.stop:
+			return raftfsm.Result{}, ErrUncertain
+		}
+	}
+}
+
+// resultErr is the error an applied entry's result carries, as a node
+// error.
+func resultErr(res raftfsm.Result) error {
+	if errors.Is(res.Err, raftfsm.ErrOtherTerm) {
+		return ErrNotApplied
+	}
+	return res.Err
 }
 
 // Apply proposes e and waits for its result.
@@ -181,9 +358,12 @@ func (n *Node) Apply(e *raftfsm.Entry) (raftfsm.Result, error) {
 // a follower sent, encoded, and returns a function that waits for its
 // result. The entry must pass raftfsm.Validate (a command entry whose
 // commands a client could have sent) or it is refused with ErrBadEntry
-// before it reaches the log; its clock is restamped with this leader's,
-// and a node that does not lead refuses with ErrNotLeader rather than
-// forward again.
+// before it reaches the log; its clock is restamped with this leader's.
+// A node that does not lead, or leads in another term than the one the
+// entry's proposal header names, refuses with ErrNotLeader rather than
+// forward again. If leadership is lost while the entry is in flight the
+// answer is ErrUncertain at once: the follower that proposed it learns the
+// outcome from its own log.
 func (n *Node) ApplyForwarded(data []byte) func() (raftfsm.Result, error) {
 	if n.closed.Load() {
 		return (&Pending{err: ErrClosed}).Wait
@@ -197,7 +377,11 @@ func (n *Node) ApplyForwarded(data []byte) func() (raftfsm.Result, error) {
 		return (&Pending{err: fmt.Errorf("%w: %w", ErrBadEntry, err)}).Wait
 	}
 	e.Time = n.Now()
-	return n.proposeLocal(e.Encode(nil)).Wait
+	p := &Pending{n: n, remote: true, fence: e.Term}
+	p.prop.id = e.Proposal
+	p.data = e.Encode(nil)
+	n.proposeLocal(p)
+	return p.Wait
 }
 
 func (n *Node) notLeaderErr() error {

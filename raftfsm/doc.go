@@ -3,7 +3,12 @@
 // the ACL users (aclstate.go), and the hashicorp/raft FSM (batched apply,
 // snapshot, restore) around it.
 //
-// An entry is [version u8][op u8][payload]. Every entry that can touch
+// An entry is [version u8][op u8][payload]; an entry a node proposes for a
+// client carries a proposal header after the op (proposal.go): the log
+// term it may take effect in, outside which every node refuses it alike,
+// and an ID by which the FSM reports its result, so that its proposer can
+// tell whether it was applied when leadership changed while it was in
+// flight. Every entry that can touch
 // time-dependent state carries the leader's clock, and every command
 // carries the protocol its reply is encoded in, so applying the same log
 // gives the same keyspace and the same replies on every node. The Applier

@@ -8,7 +8,8 @@ import (
 	"github.com/goblindb/goblin/packed"
 )
 
-// Version is the entry format version written by this build.
+// Version is the entry format version of an entry without a proposal
+// header; VersionProposal (proposal.go) of one with it.
 const Version = 1
 
 // Op is an entry's operation.
@@ -106,6 +107,11 @@ type Entry struct {
 	Expired    []ExpiredKey // OpExpire
 	Rules      []Rule       // OpRules
 	ACL        *ACLChange   // OpACL
+	// Term and Proposal are the proposal header (proposal.go): the entry
+	// takes effect only if it is committed in log term Term, and Proposal
+	// names it for its proposer. Both zero: no header.
+	Term     uint64
+	Proposal uint64
 }
 
 // ErrCorrupt is returned by Decode for bytes that are not a valid entry.
@@ -122,7 +128,13 @@ const (
 
 // Encode appends the binary form of e to dst.
 func (e *Entry) Encode(dst []byte) []byte {
-	dst = append(dst, Version, byte(e.Op))
+	if e.Term != 0 || e.Proposal != 0 {
+		dst = append(dst, VersionProposal, byte(e.Op))
+		dst = binary.BigEndian.AppendUint64(dst, e.Term)
+		dst = binary.BigEndian.AppendUint64(dst, e.Proposal)
+	} else {
+		dst = append(dst, Version, byte(e.Op))
+	}
 	switch e.Op {
 	case OpCommand, OpMulti, OpBatch:
 		var flags byte
@@ -212,6 +224,16 @@ func (d *decoder) byte() byte {
 	return c
 }
 
+func (d *decoder) uint64() uint64 {
+	if len(d.b) < 8 {
+		d.fail()
+		return 0
+	}
+	v := binary.BigEndian.Uint64(d.b)
+	d.b = d.b[8:]
+	return v
+}
+
 func (d *decoder) uvarint() uint64 {
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
@@ -278,10 +300,17 @@ func Decode(data []byte) (*Entry, error) {
 // Byte slices in e alias data.
 func DecodeInto(e *Entry, data []byte) error {
 	d := &decoder{b: data}
-	if v := d.byte(); v != Version {
+	v := d.byte()
+	if v != Version && v != VersionProposal {
 		return fmt.Errorf("%w: version %d", ErrCorrupt, v)
 	}
 	*e = Entry{Op: Op(d.byte()), Commands: e.Commands[:0]}
+	if v == VersionProposal {
+		e.Term, e.Proposal = d.uint64(), d.uint64()
+		if e.Term == 0 && e.Proposal == 0 {
+			d.fail() // Encode writes no header then
+		}
+	}
 	switch e.Op {
 	case OpNoop:
 	case OpCommand, OpMulti, OpBatch:

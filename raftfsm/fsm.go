@@ -32,6 +32,15 @@ type FSM struct {
 	Logger hclog.Logger
 	// failed counts the entries recorded as failed (Failed).
 	failed atomic.Uint64
+	// OnProposal, if set, is called with the proposal and result of every
+	// applied entry that has a proposal header (proposal.go). It runs
+	// under the keyspace's write lock and must not block.
+	OnProposal func(proposal uint64, res Result)
+	// appliedTerm, restores and termCh: AppliedTerm, Restores and
+	// TermChanged (proposal.go).
+	appliedTerm atomic.Uint64
+	restores    atomic.Uint64
+	termCh      atomic.Pointer[chan struct{}]
 }
 
 type waiter struct {
@@ -99,6 +108,9 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 
 // ApplyBatch applies committed logs under one write lock.
 //
+// An entry whose proposal header names another term than the one it was
+// committed in changes nothing and answers ErrOtherTerm (proposal.go).
+//
 // An entry that cannot be decoded (corrupt, or written by a build that
 // knows an op or format this one does not) is recorded as failed: it
 // changes nothing, its result carries an error wrapping ErrEntryFailed
@@ -119,18 +131,19 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 			out[i] = f.fail(l, err)
 			continue
 		}
-		if r := f.A.Apply(l.Index, e); r != nil {
-			out[i] = Result{Index: l.Index, Reply: r}
-		} else {
-			out[i] = Result{Index: l.Index}
+		res := f.applyFenced(l.Index, l.Term, e)
+		out[i] = res
+		if e.Proposal != 0 && f.OnProposal != nil {
+			f.OnProposal(e.Proposal, res)
 		}
 	}
 	ks.Unlock()
 	if len(logs) > 0 {
-		last := logs[len(logs)-1].Index
-		f.setApplied(last)
+		last := logs[len(logs)-1]
+		f.setApplied(last.Index)
+		f.advanceTerm(last.Term)
 		if f.OnApply != nil {
-			f.OnApply(last)
+			f.OnApply(last.Index)
 		}
 	}
 	return out
@@ -141,7 +154,7 @@ func (f *FSM) fail(l *raft.Log, cause error) Result {
 	f.failed.Add(1)
 	if f.Logger != nil {
 		op := "unknown"
-		if len(l.Data) >= 2 && l.Data[0] == Version {
+		if len(l.Data) >= 2 && (l.Data[0] == Version || l.Data[0] == VersionProposal) {
 			op = Op(l.Data[1]).String()
 		}
 		f.Logger.Error("log entry failed: it cannot be decoded, and changes nothing",

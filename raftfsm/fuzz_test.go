@@ -32,6 +32,10 @@ import (
 func FuzzDecodeEntry(f *testing.F) {
 	for _, e := range seedEntries() {
 		f.Add(e.Encode(nil))
+		// The same with a proposal header.
+		h := *e
+		h.Term, h.Proposal = 3, 77
+		f.Add(h.Encode(nil))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e, err := Decode(data)

@@ -45,6 +45,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	// index the snapshot covers (a follower catching up by snapshot
 	// install) must not wait for the next entry to be applied.
 	f.setApplied(st.Index)
+	f.restored()
 	if f.A.Ready != nil {
 		f.A.Ready(-1, nil) // any key may have changed
 	}

@@ -157,11 +157,15 @@ func TestNodeErrorsTranslated(t *testing.T) {
 			t.Errorf("%q with no leader = %q, want -CLUSTERDOWN", argv, got)
 		}
 	}
-	fb.mu.Lock()
-	fb.err = node.ErrUncertain
-	fb.mu.Unlock()
-	if got := c.do("ZADD", "k", "1", "a"); !strings.HasPrefix(got, "-TRYAGAIN ") {
-		t.Errorf("uncertain write = %q, want -TRYAGAIN", got)
+	// A write whose outcome is unknown gets a code no client retries by
+	// itself; one certainly not applied may be retried.
+	for err, want := range map[error]string{node.ErrUncertain: "-UNCERTAIN ", node.ErrNotApplied: "-TRYAGAIN "} {
+		fb.mu.Lock()
+		fb.err = err
+		fb.mu.Unlock()
+		if got := c.do("ZADD", "k", "1", "a"); !strings.HasPrefix(got, want) {
+			t.Errorf("write failing with %v = %q, want %s", err, got, want)
+		}
 	}
 }
 

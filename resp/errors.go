@@ -16,6 +16,11 @@ var (
 )
 
 // translate turns a node error into the reply a Redis client understands.
+//
+// TRYAGAIN and CLUSTERDOWN tell a client the command was not executed, and
+// Redis clients retry them (go-redis, redis-py's RedisCluster): they are
+// given only when that is certain. A write whose outcome the node could
+// not learn gets UNCERTAIN, a code no Redis client retries by itself.
 func translate(err error) error {
 	switch {
 	case errors.Is(err, node.ErrNoLeader):
@@ -24,14 +29,16 @@ func translate(err error) error {
 		return command.Errorf("TRYAGAIN this node is not the leader; retry shortly")
 	case errors.Is(err, node.ErrTimeout):
 		return command.Errorf("TRYAGAIN timed out waiting for the cluster; retry shortly")
+	case errors.Is(err, node.ErrNotApplied):
+		return command.Errorf("TRYAGAIN leadership changed before the write was committed: it was not applied; retry")
 	case errors.Is(err, node.ErrUncertain):
-		return command.Errorf("TRYAGAIN leadership changed while the write was in flight: it may or may not have been applied")
+		return command.Errorf("UNCERTAIN leadership changed while the write was in flight and its outcome could not be learned in time: it may or may not have been applied")
 	case errors.Is(err, node.ErrClosed):
 		return command.Errorf("ERR server is shutting down")
 	case errors.Is(err, node.ErrOOM):
 		return errOOM
 	case errors.Is(err, node.ErrStale):
-		return command.Errorf("CLUSTERDOWN this replica has not heard from a leader recently; READWRITE for a linearizable read")
+		return command.Errorf("CLUSTERDOWN this replica may be more than max-staleness behind the leader; READWRITE for a linearizable read")
 	}
 	return err
 }
