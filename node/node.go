@@ -90,6 +90,11 @@ type Node struct {
 	// keyReady is where the state machine's Ready hook goes (OnKeyReady).
 	keyReady atomic.Pointer[func(db int, key []byte)]
 
+	// pendingState: restores (restore.go); backupMu runs backups one at
+	// a time (backup.go).
+	pendingState
+	backupMu sync.Mutex
+
 	notify   chan bool
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -200,6 +205,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node: start raft: %w", err)
 	}
 	n.raft = r
+	n.loadPendingRestore()
 	n.wg.Add(2)
 	go n.watchLeadership()
 	go n.expireLoop()
