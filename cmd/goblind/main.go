@@ -8,6 +8,8 @@
 //	goblind [flags]        run a node
 //	goblind ping [--addr]  exit 0 if a node answers PING (for healthchecks)
 //	goblind gencert ...    make a CA and certificates for TLS (gencert.go)
+//	goblind backup ...     back up a running node, or verify a backup (backup.go)
+//	goblind restore ...    seed a new node with a backup, or restore one into a cluster (restore.go)
 package main
 
 import (
@@ -38,6 +40,12 @@ func main() {
 	}
 	if len(os.Args) > 1 && os.Args[1] == "gencert" {
 		os.Exit(gencert(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "backup" {
+		os.Exit(backupCmd(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "restore" {
+		os.Exit(restoreCmd(os.Args[2:]))
 	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "goblind:", err)
