@@ -210,6 +210,9 @@ func readHeader(r io.Reader) (*Meta, int, error) {
 		return nil, 0, err
 	}
 	m.Version = pre[8]
+	if m.SnapshotVersion > raftfsm.SnapshotVersion {
+		return nil, 0, fmt.Errorf("%w: the state inside is in snapshot format %d, this goblind reads up to %d", ErrVersion, m.SnapshotVersion, raftfsm.SnapshotVersion)
+	}
 	return m, prefixLen + len(rest), nil
 }
 
