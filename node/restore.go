@@ -69,6 +69,13 @@ var (
 // and a follower's requests for leadership.
 const restoreRetry = 3 * time.Second
 
+// pendingState is the Node's part of restores: the pending file, and
+// whether a restore (or the retirement of a pending file) runs.
+type pendingState struct {
+	pending   atomic.Pointer[pendingRestore]
+	restoring atomic.Bool
+}
+
 // pendingRestore is the backup waiting in the data directory.
 type pendingRestore struct {
 	path string
@@ -391,11 +398,4 @@ func (n *Node) restoreLocked(r io.Reader, force bool) (*backup.Meta, error) {
 	n.log.Info("backup restored", "backup index", m.Index, "index", at, "digest", m.Digest.String(),
 		"from", m.Node, "keys", m.Counts.Keys, "members", m.Counts.Members, "took", time.Since(start).Round(time.Millisecond))
 	return m, nil
-}
-
-// pendingState is the Node's part of restores: the pending file and
-// whether a restore or a retirement runs.
-type pendingState struct {
-	pending   atomic.Pointer[pendingRestore]
-	restoring atomic.Bool
 }
