@@ -86,14 +86,13 @@ type Node struct {
 
 	// mem is maxmemory's state (memory.go).
 	mem memoryLimit
-
-	// keyReady is where the state machine's Ready hook goes (OnKeyReady).
-	keyReady atomic.Pointer[func(db int, key []byte)]
-
 	// pendingState: restores (restore.go); backupMu runs backups one at
 	// a time (backup.go).
 	pendingState
 	backupMu sync.Mutex
+
+	// keyReady is where the state machine's Ready hook goes (OnKeyReady).
+	keyReady atomic.Pointer[func(db int, key []byte)]
 
 	notify   chan bool
 	stop     chan struct{}

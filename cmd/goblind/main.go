@@ -35,17 +35,17 @@ import (
 const version = "7.2.0"
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == "ping" {
-		os.Exit(ping(os.Args[2:]))
-	}
-	if len(os.Args) > 1 && os.Args[1] == "gencert" {
-		os.Exit(gencert(os.Args[2:]))
-	}
 	if len(os.Args) > 1 && os.Args[1] == "backup" {
 		os.Exit(backupCmd(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "restore" {
 		os.Exit(restoreCmd(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "ping" {
+		os.Exit(ping(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "gencert" {
+		os.Exit(gencert(os.Args[2:]))
 	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "goblind:", err)
