@@ -293,10 +293,13 @@ var goblinMeta = []*Meta{
 	{Name: "zcreate", Arity: -3, Group: "sorted_set", Flags: CmdWrite | CmdDenyOOM, Categories: CatSortedSet,
 		KeySpecs: []KeySpec{{KeyOW | KeyUpdate, atIndex(1), keyRange(0, 1, 0)}}},
 	{Name: "goblin", Arity: -2, Group: "server", Subs: []*Meta{
+		{Name: "goblin|backup", Arity: 2, Flags: CmdAdmin | CmdNoScript},
+		{Name: "goblin|digest", Arity: 2, Flags: CmdAdmin | CmdNoScript},
 		{Name: "goblin|help", Arity: 2, Flags: CmdAdmin | CmdLoading | CmdStale},
 		{Name: "goblin|nodes", Arity: 2, Flags: CmdAdmin | CmdNoScript | CmdLoading | CmdStale},
 		{Name: "goblin|raftstats", Arity: 2, Flags: CmdAdmin | CmdNoScript | CmdLoading | CmdStale},
 		{Name: "goblin|remove", Arity: 3, Flags: CmdAdmin | CmdNoScript | CmdLoading | CmdStale},
+		{Name: "goblin|restore", Arity: -3, Flags: CmdAdmin | CmdNoScript},
 		{Name: "goblin|transfer", Arity: -2, Flags: CmdAdmin | CmdNoScript | CmdLoading | CmdStale},
 	}},
 }

@@ -50,6 +50,9 @@ func (n *Node) becomeLeader() {
 	if !n.IsLeader() || n.currentTerm() != term {
 		return
 	}
+	// A backup waiting in the data directory is restored before anything
+	// is served (restore.go).
+	n.restorePending()
 	// Rules first: writes wait for readiness, so no key is created under
 	// stale rules by this leader.
 	n.syncRules()

@@ -124,6 +124,9 @@ func (n *Node) TransferLeadershipHere(id string) error {
 	if !n.IsLeader() {
 		return n.notLeaderErr()
 	}
+	if n.RestoreRunning() {
+		return ErrRestoring // it would cut the restore short (restore.go)
+	}
 	if id == "" {
 		return translateRaftErr(n.raft.LeadershipTransfer().Error())
 	}

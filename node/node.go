@@ -93,6 +93,10 @@ type Node struct {
 
 	// mem is maxmemory's state (memory.go).
 	mem memoryLimit
+	// pendingState: restores (restore.go); backupMu runs backups one at
+	// a time (backup.go).
+	pendingState
+	backupMu sync.Mutex
 
 	// keyReady is where the state machine's Ready hook goes (OnKeyReady).
 	keyReady atomic.Pointer[func(db int, key []byte)]
@@ -212,6 +216,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node: start raft: %w", err)
 	}
 	n.raft = r
+	n.loadPendingRestore()
 	n.wg.Add(2)
 	go n.watchLeadership()
 	go n.expireLoop()

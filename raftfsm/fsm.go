@@ -137,6 +137,11 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 			f.OnProposal(e.Proposal, res)
 		}
 	}
+	if len(logs) > 0 {
+		// Published before the lock is released, so whoever holds the
+		// read lock knows the index of the state it reads (Capture).
+		f.applied.Store(logs[len(logs)-1].Index)
+	}
 	ks.Unlock()
 	if len(logs) > 0 {
 		last := logs[len(logs)-1]

@@ -39,6 +39,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.A.KS = st.KS
 	f.A.now = st.Now
 	f.A.setACL(st.acl, vanished(f.A.acl.users, st.acl.users))
+	f.applied.Store(st.Index) // before the new state is visible (Capture)
 	old.Unlock()
 	f.mu.Unlock()
 	// The state now reflects the log up to index: readers waiting for an

@@ -14,6 +14,9 @@ import (
 //	GOBLIN REMOVE <id>       remove a node from the Raft configuration
 //	GOBLIN TRANSFER [<id>]   hand leadership to a voter (any, or <id>)
 //	GOBLIN RAFTSTATS         hashicorp/raft's statistics
+//	GOBLIN DIGEST            [index, digest] of the state (backup.go)
+//	GOBLIN BACKUP            a backup of the state, as one bulk string
+//	GOBLIN RESTORE <backup> [FORCE]   replace the state with a backup
 //
 // REMOVE and TRANSFER work on any node: a follower asks the leader.
 func cmdGoblin(c *client, argv [][]byte) {
@@ -32,6 +35,12 @@ func cmdGoblin(c *client, argv [][]byte) {
 		c.adminResult(c.clusterAdmin(func(cb ClusterBackend) error { return cb.TransferLeadership(id) }))
 	case sub == "raftstats" && n == 2:
 		goblinRaftStats(c)
+	case sub == "digest" && n == 2:
+		goblinDigest(c)
+	case sub == "backup" && n == 2:
+		goblinBackup(c)
+	case sub == "restore" && (n == 3 || n == 4):
+		goblinRestore(c, argv[2:])
 	case sub == "help" && n == 2:
 		lines := []string{
 			"GOBLIN <subcommand> [<arg> ...]. Subcommands are:",
@@ -39,6 +48,9 @@ func cmdGoblin(c *client, argv [][]byte) {
 			"REMOVE <id>", "    Remove a node from the Raft configuration (for a node that is gone for good).",
 			"TRANSFER [<id>]", "    Transfer leadership to the node <id>, or to the most up-to-date voter.",
 			"RAFTSTATS", "    Return Raft's statistics.",
+			"DIGEST", "    Return the log index of this node's state and the digest of the state at that index.",
+			"BACKUP", "    Return a backup of the state (the file goblind backup writes) as one bulk string.",
+			"RESTORE <backup> [FORCE]", "    Replace the cluster's state with a backup; refused when the cluster holds keys, unless FORCE.",
 			"HELP", "    Print this help.",
 		}
 		c.reply(func(w *command.Writer) {

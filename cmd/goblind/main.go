@@ -8,6 +8,8 @@
 //	goblind [flags]        run a node
 //	goblind ping [--addr]  exit 0 if a node answers PING (for healthchecks)
 //	goblind gencert ...    make a CA and certificates for TLS (gencert.go)
+//	goblind backup ...     back up a running node, or verify a backup (backup.go)
+//	goblind restore ...    seed a new node with a backup, or restore one into a cluster (restore.go)
 package main
 
 import (
@@ -33,6 +35,12 @@ import (
 const version = "7.2.0"
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "backup" {
+		os.Exit(backupCmd(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "restore" {
+		os.Exit(restoreCmd(os.Args[2:]))
+	}
 	if len(os.Args) > 1 && os.Args[1] == "ping" {
 		os.Exit(ping(os.Args[2:]))
 	}

@@ -392,13 +392,14 @@ func (l *Log) DeleteRange(min, max uint64) error {
 	}
 	switch {
 	case min <= l.first && max >= l.last:
-		if err := l.removeSegments(0); err != nil {
-			return err
-		}
+		// The segments and the bounds change in one step: a reader must
+		// never see bounds that name entries without their segments.
 		l.mu.Lock()
+		gone := l.segs
+		l.segs = l.segs[:0:0]
 		l.first, l.last = 0, 0
 		l.mu.Unlock()
-		return nil
+		return l.deleteFiles(gone)
 	case min <= l.first:
 		return l.deletePrefix(max)
 	case max >= l.last:
