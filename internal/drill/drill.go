@@ -155,9 +155,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	d.dialOpts = dialOptions{user: cfg.User, password: cfg.Password, tls: cfg.TLS, timeout: time.Second}
 	d.prefix = fmt.Sprintf("drill:%x:", rand.Uint32())
 
+	// A cluster that is still starting (docker-compose up -d a moment
+	// ago) is given HealthyWait to answer.
 	var err error
-	if d.nodes, err = discover(cfg.Nodes, d.dialOpts); err != nil {
-		return nil, err
+	for deadline := time.Now().Add(cfg.HealthyWait); ; {
+		if d.nodes, err = discover(cfg.Nodes, d.dialOpts); err == nil {
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil, err
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	needNet := false
 	for _, f := range cfg.Faults {

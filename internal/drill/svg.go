@@ -52,7 +52,7 @@ func timelineSVG(d *Drill, r *Report) []byte {
 		left    = 70.0
 		right   = 20.0
 		plotW   = width - left - right
-		titleH  = 64.0
+		titleH  = 92.0
 		opsH    = 200.0
 		laneH   = 22.0
 		latH    = 150.0
@@ -63,8 +63,14 @@ func timelineSVG(d *Drill, r *Report) []byte {
 	if total <= 0 {
 		total = 1
 	}
-	// An interval per pixel-bundle: about 240 bars across.
-	bucket := max(total/240, int64(50e6))
+	// Bars of a round interval, at most 300 across.
+	bucket := int64(50e6)
+	for _, b := range []int64{50e6, 100e6, 200e6, 250e6, 500e6, 1e9, 2e9, 5e9, 10e9, 30e9, 60e9} {
+		bucket = b
+		if total/b < 300 {
+			break
+		}
+	}
 	nb := int(total/bucket) + 1
 	x := func(t int64) float64 { return left + plotW*float64(t)/float64(total) }
 
@@ -125,12 +131,17 @@ func timelineSVG(d *Drill, r *Report) []byte {
 		x0, x1 := x(f.start), x(max(f.heal, f.start+bucket/2))
 		s.rect(x0, opsTop, x1-x0, bottom-opsTop, colFault, `opacity="0.55"`)
 		s.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="1.2"/>`, x0, opsTop, x0, bottom, colFailed)
+	}
+	// Their labels above the panels, on two rows so neighbours do not
+	// overlap: number, kind, target, and how long writes stopped.
+	for i, f := range r.Faults {
 		label := fmt.Sprintf("%d %s %s", f.N, f.Kind, strings.Join(f.Targets, ","))
-		if f.Avail != nil && f.Avail.WriteGapMS > 0 {
-			label += fmt.Sprintf(" · %.1fs", f.Avail.WriteGapMS/1000)
+		if f.Avail != nil {
+			label += fmt.Sprintf(" %.1fs", f.Avail.WriteGapMS/1000)
 		}
-		s.f(`<text x="%.1f" y="%.1f" font-size="10" fill="%s" transform="rotate(-90 %.1f %.1f)" text-anchor="end">%s</text>`,
-			x0+10, opsTop+4, colFailed, x0+10, opsTop+4, html.EscapeString(label))
+		y := opsTop - 20 + float64(i%2)*11
+		s.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="0.8"/>`, x(f.start), y+2, x(f.start), opsTop, colFailed)
+		s.text(x(f.start)+2, y, 10, "start", colFailed, label)
 	}
 
 	// Time grid and axis labels.
@@ -201,14 +212,10 @@ func timelineSVG(d *Drill, r *Report) []byte {
 		s.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s"/>`, left, ly(v), left+plotW, ly(v), colGrid)
 		s.text(left-6, ly(v)+4, 11, "end", "#555", fmtSecs(v))
 	}
-	var pts []string
 	for i, v := range maxLat {
 		if v > 0 {
-			pts = append(pts, fmt.Sprintf("%.1f,%.1f", left+(float64(i)+0.5)*bw, ly(v)))
+			s.f(`<circle cx="%.1f" cy="%.1f" r="2" fill="%s"/>`, left+(float64(i)+0.5)*bw, ly(v), colRead)
 		}
-	}
-	if len(pts) > 0 {
-		s.f(`<polyline points="%s" fill="none" stroke="%s" stroke-width="1.4"/>`, strings.Join(pts, " "), colRead)
 	}
 
 	// Legend.
