@@ -13,7 +13,6 @@ func op(client int, kind Kind, member int, arg float64, call, ret int64, out Op)
 	return out
 }
 
-
 func TestModelAcceptsALinearizableHistory(t *testing.T) {
 	ops := []Op{
 		op(0, KindZAdd, 0, 5, 0, 10, Op{Added: 1}),
