@@ -54,8 +54,9 @@
 // they had, paused with SIGSTOP, and partitioned with internal/faults'
 // Network (iptables and net_cls classes: node-to-node and gossip traffic
 // is cut, client traffic never). A docker-compose project's containers are
-// killed and started, paused and unpaused, and disconnected from their
-// networks. Leader transfer and node removal use the GOBLIN admin
+// killed and started, paused and unpaused, and partitioned by rules inside
+// their network namespaces (faults.ComposeNetwork), or, where that is not
+// possible, disconnected from their networks. Leader transfer and node removal use the GOBLIN admin
 // commands; the leader adds a removed node that is still alive back by
 // itself. A fault the deployment cannot take is skipped with the reason.
 // Whatever happens (an error, an interrupt), the fault in progress is

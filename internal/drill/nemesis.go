@@ -318,7 +318,11 @@ func (b *localBackend) close() error {
 type composeBackend struct {
 	d *Drill
 	c *faults.Compose
-	// disconnected holds the networks of the containers cut off.
+	// net cuts links inside the containers' network namespaces; when it
+	// cannot (netErr), partitions disconnect containers from their
+	// networks instead, and disconnected holds what to reconnect.
+	net          *faults.ComposeNetwork
+	netErr       error
 	disconnected map[string][]faults.Endpoint
 }
 
@@ -346,6 +350,14 @@ func newComposeBackend(d *Drill) (*composeBackend, error) {
 		} else {
 			return nil, fmt.Errorf("node %s at %s is no service of compose project %q (services %v)", n.ID, n.Addr, d.cfg.ComposeProject, keys(svcs))
 		}
+	}
+	var services []string
+	for _, n := range d.nodes {
+		services = append(services, n.service)
+	}
+	b.net, b.netErr = b.c.Network(services...)
+	if b.netErr != nil && !errors.Is(b.netErr, faults.ErrUnsupported) {
+		return nil, b.netErr
 	}
 	return b, nil
 }
@@ -377,7 +389,9 @@ func (b *composeBackend) publishedPorts(svcs map[string]string) (map[string]stri
 func (b *composeBackend) supports(kind string) error {
 	switch kind {
 	case FaultBridge:
-		return skip("docker network disconnect cuts a container from every peer; it cannot cut one link")
+		if b.net == nil {
+			return skip("without rules inside the containers (%v), a partition disconnects a container from every peer and cannot cut one link", b.netErr)
+		}
 	case FaultDiskFull, FaultSlowDisk:
 		return skip("the containers' data volumes are not the drill's to fill or slow down")
 	}
@@ -396,9 +410,22 @@ func (b *composeBackend) restart(ctx context.Context, n *node) error {
 func (b *composeBackend) pause(n *node) error  { return b.c.Pause(n.service) }
 func (b *composeBackend) resume(n *node) error { return b.c.Unpause(n.service) }
 
-// partition disconnects every node of the groups from its networks: in a
-// compose project a container is cut from every peer at once.
+// partition cuts the links between the groups inside the containers; or,
+// where that is not possible, disconnects every node of the groups from
+// its networks (a container is then cut from every peer, and from its
+// clients).
 func (b *composeBackend) partition(groups [][]*node) error {
+	if b.net != nil {
+		var names [][]string
+		for _, g := range groups {
+			var s []string
+			for _, n := range g {
+				s = append(s, n.service)
+			}
+			names = append(names, s)
+		}
+		return b.net.Partition(names...)
+	}
 	for _, g := range groups {
 		for _, n := range g {
 			eps, err := b.c.Disconnect(n.service)
@@ -413,10 +440,18 @@ func (b *composeBackend) partition(groups [][]*node) error {
 	return nil
 }
 
-func (b *composeBackend) bridge(*node) error { return skip("bridge needs link cuts") }
+func (b *composeBackend) bridge(n *node) error {
+	if b.net == nil {
+		return skip("bridge needs link cuts")
+	}
+	return b.net.Bridge(n.service)
+}
 
 func (b *composeBackend) heal() error {
 	var errs []error
+	if b.net != nil {
+		errs = append(errs, b.net.Heal())
+	}
 	for svc, eps := range b.disconnected {
 		if err := b.c.Connect(svc, eps); err != nil {
 			errs = append(errs, err)
@@ -427,7 +462,13 @@ func (b *composeBackend) heal() error {
 	return errors.Join(errs...)
 }
 
-func (b *composeBackend) close() error { return b.heal() }
+func (b *composeBackend) close() error {
+	err := b.heal()
+	if b.net != nil {
+		err = errors.Join(err, b.net.Close())
+	}
+	return err
+}
 
 // waitPing polls until n answers PING (60 s at most), or exited closes.
 func (d *Drill) waitPing(ctx context.Context, n *node, exited <-chan struct{}) error {
