@@ -86,7 +86,10 @@ func (d *Drill) pickTarget(leader string) *node {
 	case "random":
 		return d.nodes[d.rng.IntN(len(d.nodes))]
 	}
-	return d.nodeByID(leader)
+	if n := d.nodeByID(leader); n != nil {
+		return n
+	}
+	return d.nodes[d.rng.IntN(len(d.nodes))]
 }
 
 func (d *Drill) nodeByID(id string) *node {
@@ -126,6 +129,9 @@ func (d *Drill) inject(ctx context.Context, f *Fault) (heal func(context.Context
 		return func(context.Context) error { return d.back.resume(t) }, nil
 	case FaultPartitionLeader:
 		t := d.nodeByID(leader)
+		if t == nil {
+			return nil, fmt.Errorf("the leader %q is not one of the drill's nodes", leader)
+		}
 		f.Targets = []string{t.ID}
 		if err := d.back.partition([][]*node{{t}}); err != nil {
 			return nil, err
@@ -237,15 +243,35 @@ func (b *localBackend) supports(kind string) error {
 	return nil
 }
 
-func (b *localBackend) kill(ctx context.Context, n *node) error {
-	// The command line is read again: a node restarted by hand since
-	// the drill started has another PID.
-	if pid, err := faults.PIDByAddr(n.Addr); err == nil && pid != n.PID() {
-		if cmd, err := faults.ReadCommand(pid); err == nil {
-			n.mu.Lock()
-			n.pid, n.cmd = pid, cmd
-			n.mu.Unlock()
+// refresh follows a node restarted since the drill last looked (by hand,
+// or by a supervisor): its new PID, command line and ports.
+func (b *localBackend) refresh(n *node) error {
+	pid, err := faults.PIDByAddr(n.Addr)
+	if err != nil || pid == n.PID() {
+		return err
+	}
+	cmd, err := faults.ReadCommand(pid)
+	if err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.pid, n.cmd = pid, cmd
+	n.mu.Unlock()
+	if err := n.readPorts(); err != nil {
+		return err
+	}
+	if b.net != nil {
+		if err := b.net.SetPID(n.ID, pid); err != nil {
+			return err
 		}
+		return b.net.SetPorts(n.ID, n.ports)
+	}
+	return nil
+}
+
+func (b *localBackend) kill(ctx context.Context, n *node) error {
+	if err := b.refresh(n); err != nil {
+		return err
 	}
 	return faults.Kill(n.PID())
 }
@@ -287,10 +313,20 @@ func (b *localBackend) restart(ctx context.Context, n *node) error {
 	return nil
 }
 
-func (b *localBackend) pause(n *node) error  { return faults.Pause(n.PID()) }
+func (b *localBackend) pause(n *node) error {
+	if err := b.refresh(n); err != nil {
+		return err
+	}
+	return faults.Pause(n.PID())
+}
 func (b *localBackend) resume(n *node) error { return faults.Resume(n.PID()) }
 
 func (b *localBackend) partition(groups [][]*node) error {
+	for _, n := range b.d.nodes {
+		if err := b.refresh(n); err != nil {
+			return err
+		}
+	}
 	var names [][]string
 	for _, g := range groups {
 		names = append(names, ids(g))
@@ -298,7 +334,14 @@ func (b *localBackend) partition(groups [][]*node) error {
 	return b.net.Partition(names...)
 }
 
-func (b *localBackend) bridge(n *node) error { return b.net.Bridge(n.ID) }
+func (b *localBackend) bridge(n *node) error {
+	for _, m := range b.d.nodes {
+		if err := b.refresh(m); err != nil {
+			return err
+		}
+	}
+	return b.net.Bridge(n.ID)
+}
 
 func (b *localBackend) heal() error {
 	if b.net == nil {

@@ -227,7 +227,7 @@ func timelineSVG(d *Drill, r *Report) []byte {
 	} {
 		s.rect(lx, ly0, 12, 12, it.col, `stroke="#999" stroke-width="0.5"`)
 		s.text(lx+16, ly0+10, 12, "start", colText, it.label)
-		lx += 26 + 7*float64(len(it.label))
+		lx += 34 + 6.6*float64(len(it.label))
 	}
 	s.f(`</svg>`)
 	return []byte(s.b.String())
