@@ -197,10 +197,16 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	d.start = time.Now()
 	d.progress("drill of %d nodes (%s), seed %d, faults %s, output in %s", len(d.nodes), strings.Join(ids(d.nodes), " "), cfg.Seed, strings.Join(kinds, ","), cfg.Out)
+	// The clients' seeds are drawn here, before the faults draw theirs
+	// from the same generator, so a seed repeats both.
+	seeds := make([]uint64, cfg.Clients)
+	for i := range seeds {
+		seeds[i] = d.rng.Uint64()
+	}
 	wctx, stopWork := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); d.runClients(wctx) }()
+	go func() { defer wg.Done(); d.runClients(wctx, seeds) }()
 	go func() { defer wg.Done(); d.mon.run(wctx, d) }()
 
 	interrupted := d.schedule(ctx, kinds)

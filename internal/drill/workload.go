@@ -56,8 +56,9 @@ func memberIndex(s string) int {
 // since returns nanoseconds since the run started.
 func (d *Drill) since() int64 { return time.Since(d.start).Nanoseconds() }
 
-// runClients runs the workload until ctx ends.
-func (d *Drill) runClients(ctx context.Context) {
+// runClients runs the workload until ctx ends, client i drawing its
+// choices from seeds[i].
+func (d *Drill) runClients(ctx context.Context, seeds []uint64) {
 	var tokens chan struct{}
 	if d.cfg.Rate > 0 {
 		tokens = make(chan struct{}, d.cfg.Clients)
@@ -79,7 +80,7 @@ func (d *Drill) runClients(ctx context.Context) {
 	}
 	var wg sync.WaitGroup
 	for c := 0; c < d.cfg.Clients; c++ {
-		seed := d.rng.Uint64()
+		seed := seeds[c]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
