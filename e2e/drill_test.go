@@ -84,7 +84,7 @@ func runDrill(t *testing.T, env []string, args ...string) *drillReport {
 	seed := strconv.FormatUint(testSeed(t).Uint64(), 10)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, goblinBinary(t), append([]string{"drill", "--out", out, "--seed", seed}, args...)...)
+	cmd := exec.CommandContext(ctx, goblinBinary(t), append([]string{"drill", "--out", out, "--seed", seed, "--check-timeout", "2m"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
