@@ -134,10 +134,16 @@ func timelineSVG(d *Drill, r *Report) []byte {
 	}
 	// Their labels above the panels, on two rows so neighbours do not
 	// overlap: number, kind, target, and how long writes stopped.
+	// Many faults close together get their number only (the report has
+	// the rest).
+	dense := len(r.Faults) > 0 && plotW/float64(len(r.Faults)) < 110
 	for i, f := range r.Faults {
 		label := fmt.Sprintf("%d %s %s", f.N, f.Kind, strings.Join(f.Targets, ","))
 		if f.Avail != nil {
 			label += fmt.Sprintf(" %.1fs", f.Avail.WriteGapMS/1000)
+		}
+		if dense {
+			label = fmt.Sprint(f.N)
 		}
 		y := opsTop - 20 + float64(i%2)*11
 		s.f(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="%s" stroke-width="0.8"/>`, x(f.start), y+2, x(f.start), opsTop, colFailed)
