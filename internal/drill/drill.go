@@ -324,9 +324,11 @@ func (d *Drill) runFault(ctx context.Context, f *Fault, hold int64) {
 	d.mu.Lock()
 	d.healing = heal
 	d.mu.Unlock()
+	// The fault holds for its full time once in place (a partition's
+	// rules take a moment to write).
 	select {
 	case <-ctx.Done():
-	case <-time.After(time.Duration(f.start + hold - d.since())):
+	case <-time.After(time.Duration(hold)):
 	}
 	d.healNow(f)
 }
