@@ -316,7 +316,11 @@ func (d *Drill) runFault(ctx context.Context, f *Fault, hold int64) {
 		}
 		return
 	}
-	d.progress("fault %d: %s %s (leader was %s)%s", f.N, f.Kind, strings.Join(f.Targets, ","), leader, detail(f.Detail))
+	what := f.Kind
+	if len(f.Targets) > 0 {
+		what += " " + strings.Join(f.Targets, ",")
+	}
+	d.progress("fault %d: %s (leader was %s)%s", f.N, what, leader, detail(f.Detail))
 	if heal == nil {
 		f.heal = f.start
 		return

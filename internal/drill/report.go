@@ -235,6 +235,9 @@ func (r *Report) Line() string {
 	case !r.Pass:
 		verdict = "INCONCLUSIVE"
 	}
+	if r.Interrupted {
+		verdict += " (interrupted)"
+	}
 	fmt.Fprintf(&b, "goblin drill: %s: %d nodes, %.0fs, %d ops (%d ok, %d failed, %d unknown), %d faults; ",
 		verdict, len(r.Nodes), r.Seconds, r.Ops.Total, r.Ops.OK, r.Ops.Failed, r.Ops.Unknown, len(r.Faults))
 	lin := map[string]string{"ok": "linearizable", "illegal": "NOT linearizable", "unknown": "linearizability unknown"}[r.Linearizability.Result]
