@@ -21,6 +21,7 @@ type clusterOptions struct {
 	bootstrapExpect, maxVoters            int
 	reapDeadAfter, maxStaleness           time.Duration
 	commitTimeout                         time.Duration
+	heartbeatTimeout, electionTimeout     time.Duration
 	leaveOnShutdown                       bool
 
 	// Derived by resolve.
@@ -41,6 +42,8 @@ func (c *clusterOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.reapDeadAfter, "reap-dead-after", 0, "remove a node dead this long from the configuration (0: only GOBLIN REMOVE does)")
 	fs.DurationVar(&c.maxStaleness, "max-staleness", 5*time.Second, "READONLY reads on a follower are refused when the leader was last heard from longer ago")
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 5*time.Millisecond, "longest a follower waits to learn that an entry is committed when no other entry follows it (Raft's CommitTimeout): bounds the latency of follower reads and writes, at an idle cost of a few hundred empty appends a second per follower")
+	fs.DurationVar(&c.heartbeatTimeout, "heartbeat-timeout", 0, "a follower that has not heard from the leader for this long (up to three times it, drawn at random) starts an election, and a leader without a majority for this long steps down (Raft's HeartbeatTimeout and LeaderLeaseTimeout; 0: 300ms)")
+	fs.DurationVar(&c.electionTimeout, "election-timeout", 0, "a candidate without a majority for this long (up to twice it) tries again (Raft's ElectionTimeout; 0: 300ms, or --heartbeat-timeout if longer)")
 	fs.BoolVar(&c.leaveOnShutdown, "leave-on-shutdown", true, "on SIGTERM/SIGINT, leave the cluster (removed from the configuration) before stopping")
 }
 

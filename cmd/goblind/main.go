@@ -277,6 +277,8 @@ func run(args []string) error {
 		Transport:         transport,
 		MaxStaleness:      o.cluster.maxStaleness,
 		CommitTimeout:     o.cluster.commitTimeout,
+		HeartbeatTimeout:  o.cluster.heartbeatTimeout,
+		ElectionTimeout:   o.cluster.electionTimeout,
 	})
 	if err != nil {
 		return err

@@ -54,5 +54,9 @@
 // docker CLI: kill and start, pause and unpause, and disconnecting a
 // container from its networks (its published client ports are cut too:
 // the container has no network left) and reconnecting it with its
-// aliases and address.
+// aliases and address. ComposeNetwork cuts links between containers
+// instead, keeping their client ports: iptables rules by peer address in
+// a chain of its own inside each container's network namespace, entered
+// with nsenter from the host (the image needs no tools); clients arrive
+// through the Docker gateway, which no rule names.
 package faults

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -116,19 +117,31 @@ type Endpoint struct {
 
 // inspect returns service's container state and its networks.
 func (c *Compose) inspect(service string) (state string, eps []Endpoint, err error) {
+	state, eps, _, err = c.inspectAll(service)
+	return state, eps, err
+}
+
+// PublishedPorts returns the host ports service's container publishes.
+func (c *Compose) PublishedPorts(service string) ([]string, error) {
+	_, _, ports, err := c.inspectAll(service)
+	return ports, err
+}
+
+func (c *Compose) inspectAll(service string) (state string, eps []Endpoint, ports []string, err error) {
 	id, err := c.Container(service)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	out, err := c.docker("inspect", id)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	var info []struct {
 		State struct {
 			Status string
 		}
 		NetworkSettings struct {
+			Ports    map[string][]struct{ HostIp, HostPort string }
 			Networks map[string]struct {
 				IPAddress string
 				Aliases   []string
@@ -136,13 +149,21 @@ func (c *Compose) inspect(service string) (state string, eps []Endpoint, err err
 		}
 	}
 	if err := json.Unmarshal([]byte(out), &info); err != nil || len(info) != 1 {
-		return "", nil, fmt.Errorf("faults: docker inspect %s: %v", id, err)
+		return "", nil, nil, fmt.Errorf("faults: docker inspect %s: %v", id, err)
 	}
+	for _, bindings := range info[0].NetworkSettings.Ports {
+		for _, b := range bindings {
+			if b.HostPort != "" && !slices.Contains(ports, b.HostPort) {
+				ports = append(ports, b.HostPort)
+			}
+		}
+	}
+	sort.Strings(ports)
 	for name, n := range info[0].NetworkSettings.Networks {
 		eps = append(eps, Endpoint{Network: name, IP: n.IPAddress, Aliases: n.Aliases})
 	}
 	sort.Slice(eps, func(i, j int) bool { return eps[i].Network < eps[j].Network })
-	return info[0].State.Status, eps, nil
+	return info[0].State.Status, eps, ports, nil
 }
 
 // State returns the container's status (running, paused, exited...).

@@ -23,10 +23,32 @@ import (
 //	held        send a line on the kept connection, expect it back
 //
 // each with "ok" or "fail REASON".
+//
+// In a container it serves an echo on port 7000 (FAULTS_HELPER=serve), or
+// exits 0 when it can echo a line through FAULTS_ADDR within 500 ms
+// (FAULTS_HELPER=probe).
 func TestMain(m *testing.M) {
-	if os.Getenv("FAULTS_HELPER") == "1" {
+	switch os.Getenv("FAULTS_HELPER") {
+	case "1":
 		helperMain()
 		return
+	case "serve":
+		ln, err := net.Listen("tcp", ":7000")
+		if err != nil {
+			panic(err)
+		}
+		echoTCP(ln)
+		return
+	case "probe":
+		c, err := net.DialTimeout("tcp", os.Getenv("FAULTS_ADDR"), 500*time.Millisecond)
+		if err == nil {
+			err = roundTrip(c)
+		}
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

@@ -16,7 +16,12 @@ const chainPrefix = "GOBLIN-DRILL-"
 // iptables runs one iptables (or ip6tables) command, waiting for the
 // xtables lock, and returns its combined output.
 func iptables(bin string, args ...string) (string, error) {
-	cmd := exec.Command(bin, append([]string{"-w", "5"}, args...)...)
+	return run(bin, append([]string{"-w", "5"}, args...)...)
+}
+
+// run runs a command and returns its combined output.
+func run(bin string, args ...string) (string, error) {
+	cmd := exec.Command(bin, args...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

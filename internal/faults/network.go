@@ -221,23 +221,9 @@ func (n *Network) Isolate(name string) error {
 // Partition splits the nodes into groups: nodes of different groups
 // cannot reach each other. Nodes named in no group form one more group.
 func (n *Network) Partition(groups ...[]string) error {
-	group := map[string]int{}
-	for i, g := range groups {
-		for _, name := range g {
-			if _, dup := group[name]; dup {
-				return fmt.Errorf("faults: %s is in two groups", name)
-			}
-			group[name] = i + 1
-		}
-	}
-	names := n.Names()
-	var links []Link
-	for i, a := range names {
-		for _, b := range names[i+1:] {
-			if group[a] != group[b] {
-				links = append(links, Link{a, b})
-			}
-		}
+	links, err := partitionLinks(n.Names(), groups)
+	if err != nil {
+		return err
 	}
 	return n.Apply(links...)
 }
@@ -246,14 +232,46 @@ func (n *Network) Partition(groups ...[]string) error {
 // only through bridge: with three nodes, the link between the other two
 // is cut.
 func (n *Network) Bridge(bridge string) error {
+	links, err := bridgeLinks(n.Names(), bridge)
+	if err != nil {
+		return err
+	}
+	return n.Apply(links...)
+}
+
+// partitionLinks returns the links between nodes of different groups.
+func partitionLinks(names []string, groups [][]string) ([]Link, error) {
+	group := map[string]int{}
+	for i, g := range groups {
+		for _, name := range g {
+			if _, dup := group[name]; dup {
+				return nil, fmt.Errorf("faults: %s is in two groups", name)
+			}
+			group[name] = i + 1
+		}
+	}
+	var links []Link
+	for i, a := range names {
+		for _, b := range names[i+1:] {
+			if group[a] != group[b] {
+				links = append(links, Link{a, b})
+			}
+		}
+	}
+	return links, nil
+}
+
+// bridgeLinks returns the links that leave two halves of the nodes other
+// than bridge connected only through it.
+func bridgeLinks(names []string, bridge string) ([]Link, error) {
 	var others []string
-	for _, name := range n.Names() {
+	for _, name := range names {
 		if name != bridge {
 			others = append(others, name)
 		}
 	}
-	if len(others) < 2 || len(others) == len(n.Names()) {
-		return fmt.Errorf("faults: bridge %q: need a node of the network and two others", bridge)
+	if len(others) < 2 || len(others) == len(names) {
+		return nil, fmt.Errorf("faults: bridge %q: need a node of the network and two others", bridge)
 	}
 	half := len(others) / 2
 	var links []Link
@@ -262,7 +280,7 @@ func (n *Network) Bridge(bridge string) error {
 			links = append(links, Link{a, b})
 		}
 	}
-	return n.Apply(links...)
+	return links, nil
 }
 
 // applyLocked writes the rules for the links in set.
