@@ -40,6 +40,9 @@ func (n *Node) propose(e *raftfsm.Entry) *Pending {
 	if n.closed.Load() {
 		return &Pending{err: ErrClosed}
 	}
+	if err := n.writeRefused(); err != nil {
+		return &Pending{err: err}
+	}
 	data := e.Encode(nil)
 	deadline := time.Now().Add(n.cfg.LeaderWait)
 	var p *Pending
@@ -58,6 +61,9 @@ func (n *Node) propose(e *raftfsm.Entry) *Pending {
 func (n *Node) proposeLocal(data []byte) *Pending {
 	if !n.IsLeader() {
 		return &Pending{err: n.notLeaderErr()}
+	}
+	if err := n.writeRefused(); err != nil {
+		return &Pending{err: err}
 	}
 	if !n.Ready() {
 		ctx, cancel := context.WithTimeout(context.Background(), readyWait)

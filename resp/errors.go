@@ -27,6 +27,14 @@ func translate(err error) error {
 		return command.Errorf("TRYAGAIN leadership changed while the write was in flight: it may or may not have been applied")
 	case errors.Is(err, node.ErrClosed):
 		return command.Errorf("ERR server is shutting down")
+	case errors.Is(err, node.ErrLogWrite):
+		// Redis's wording for a failing AOF, naming the Raft log.
+		reason := err.Error()
+		var lw *node.LogWriteError
+		if errors.As(err, &lw) {
+			reason = lw.Reason()
+		}
+		return command.Errorf("MISCONF Errors writing to the Raft log: %s", reason)
 	case errors.Is(err, node.ErrStale):
 		return command.Errorf("CLUSTERDOWN this replica has not heard from a leader recently; READWRITE for a linearizable read")
 	}
