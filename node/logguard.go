@@ -55,6 +55,8 @@ type logGuard struct {
 	// fault is set while appends fail, syncFault while the periodic sync
 	// (everysec) fails.
 	fault, syncFault atomic.Pointer[logFault]
+	// heldRetries counts the retries of held appends.
+	heldRetries atomic.Uint64
 
 	cmu   sync.RWMutex
 	cache []*raft.Log
@@ -104,6 +106,7 @@ func (g *logGuard) StoreLogs(logs []*raft.Log) error {
 			return werr
 		case <-time.After(logRetry):
 		}
+		g.heldRetries.Add(1)
 		err = g.base.StoreLogs(logs)
 	}
 	g.recovered()

@@ -206,10 +206,17 @@ func New(cfg Config) (*Node, error) {
 		}
 	}
 	r, err := raft.NewRaft(rc, n.fsm, st.logStore(), st.stableStore(), snaps, n.trans)
+	if err != nil && snaps.fromLogStart(err) {
+		// No snapshot restores, but the log holds every entry: replay it.
+		r, err = raft.NewRaft(rc, n.fsm, st.logStore(), st.stableStore(), snaps, n.trans)
+	}
 	if err != nil {
 		n.closeTransport()
 		st.close()
-		return nil, fmt.Errorf("node: start raft: %w", snaps.restoreFailed(err))
+		if e := snaps.restoreFailed(err); e != err {
+			return nil, e
+		}
+		return nil, fmt.Errorf("node: start raft: %w", err)
 	}
 	n.raft = r
 	n.raftRef.Store(r)
@@ -254,6 +261,7 @@ func (n *Node) Close() error {
 	}
 	close(n.stop)
 	n.wg.Wait()
+	n.stores.guard.close() // a held append ends, so raft can shut down
 	err := n.raft.Shutdown().Error()
 	n.closeTransport()
 	if e := n.stores.close(); err == nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -190,7 +191,22 @@ func (t *trackedSink) Close() error {
 	case err == nil:
 		t.s.succeeded()
 	}
+	if err != nil {
+		t.removePartial()
+	}
 	return err
+}
+
+// Cancel abandons the snapshot. raft's sink keeps its directory when
+// flushing fails (a full disk): it is removed here.
+func (t *trackedSink) Cancel() error {
+	err := t.SnapshotSink.Cancel()
+	t.removePartial()
+	return err
+}
+
+func (t *trackedSink) removePartial() {
+	os.RemoveAll(filepath.Join(t.s.dir, t.ID()+".tmp"))
 }
 
 // checkLog fails when the log lacks entries right after the newest
@@ -248,11 +264,7 @@ func (s *snapshotStore) afterRestore(restoredIndex, restoredTerm uint64) {
 			reason = why.Error()
 		}
 		to := filepath.Join(s.corrupt, m.ID)
-		err := os.MkdirAll(s.corrupt, 0o755)
-		if err == nil {
-			err = os.Rename(filepath.Join(s.dir, m.ID), to)
-		}
-		if err != nil {
+		if err := s.moveAside(m.ID); err != nil {
 			s.logger.Error("a corrupt snapshot could not be moved aside", "id", m.ID, "reason", reason, "error", err)
 			continue
 		}
@@ -261,18 +273,56 @@ func (s *snapshotStore) afterRestore(restoredIndex, restoredTerm uint64) {
 	}
 }
 
+// isRestoreFailure tells raft's error when no snapshot restored.
+func isRestoreFailure(err error) bool {
+	return strings.Contains(err.Error(), "failed to load any existing snapshots")
+}
+
+// fromLogStart handles raft's failure to restore any snapshot when the
+// log still holds every entry from the first: the snapshots are moved
+// aside, and it reports true, so raft starts again and replays the log.
+func (s *snapshotStore) fromLogStart(err error) bool {
+	first, ferr := s.log.FirstIndex()
+	if !isRestoreFailure(err) || ferr != nil || first != 1 {
+		return false
+	}
+	all, lerr := s.FileSnapshotStore.List()
+	if lerr != nil {
+		return false
+	}
+	for _, m := range all {
+		if err := s.moveAside(m.ID); err != nil {
+			s.logger.Error("a corrupt snapshot could not be moved aside", "id", m.ID, "error", err)
+			return false
+		}
+	}
+	s.logger.Error("no snapshot could be restored: starting from the log, which holds every entry; the snapshots were moved aside",
+		"snapshots", len(all), "moved-to", s.corrupt)
+	return true
+}
+
+func (s *snapshotStore) moveAside(id string) error {
+	if err := os.MkdirAll(s.corrupt, 0o755); err != nil {
+		return err
+	}
+	return os.Rename(filepath.Join(s.dir, id), filepath.Join(s.corrupt, id))
+}
+
 // restoreFailed explains raft's failure to restore any snapshot.
 func (s *snapshotStore) restoreFailed(err error) error {
-	if !strings.Contains(err.Error(), "failed to load any existing snapshots") {
+	if !isRestoreFailure(err) {
 		return err
 	}
 	all, _ := s.FileSnapshotStore.List()
+	tried, _ := s.List()
 	var ids []string
 	s.mu.Lock()
 	for _, m := range all {
 		why := "did not decode (see the log above)"
 		if e := s.openErrs[m.ID]; e != nil {
 			why = e.Error()
+		} else if !slices.ContainsFunc(tried, func(x *raft.SnapshotMeta) bool { return x.ID == m.ID }) {
+			why = "the log after it is gone"
 		}
 		ids = append(ids, fmt.Sprintf("%s: %s", m.ID, why))
 	}
