@@ -410,5 +410,3 @@ func (tc *testCluster) leaderNow() *Node {
 	}
 	return nil
 }
-
-
