@@ -260,8 +260,10 @@ func (n *Node) Close() error {
 		return n.closeErr
 	}
 	close(n.stop)
+	// A held append ends (with its error), so that waits on raft futures
+	// (a new leader's barrier) and raft's shutdown can finish.
+	n.stores.guard.close()
 	n.wg.Wait()
-	n.stores.guard.close() // a held append ends, so raft can shut down
 	err := n.raft.Shutdown().Error()
 	n.closeTransport()
 	if e := n.stores.close(); err == nil {

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sort"
@@ -8,8 +9,9 @@ import (
 
 // DeleteRange deletes entries min through max: a prefix (after a
 // snapshot), a suffix (a follower's conflicting entries), or everything.
-// A deletion that fails half-way leaves appends refused until a later
-// DeleteRange succeeds (raft retries a failed one).
+// A suffix cut that fails half-way leaves appends refused until a later
+// DeleteRange succeeds (raft retries the deletion of entries that still
+// conflict).
 func (l *Log) DeleteRange(min, max uint64) error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
@@ -19,31 +21,33 @@ func (l *Log) DeleteRange(min, max uint64) error {
 	if l.first == 0 || max < l.first || min > l.last || min > max {
 		return nil
 	}
-	var err error
 	switch {
 	case min <= l.first && max >= l.last:
-		if err = l.removeSegments(0); err == nil {
-			l.mu.Lock()
-			l.first, l.last = 0, 0
-			l.mu.Unlock()
+		if err := l.removeSegments(0); err != nil {
+			return err
 		}
+		l.mu.Lock()
+		l.first, l.last = 0, 0
+		l.mu.Unlock()
+		l.failed = nil
+		return nil
 	case min <= l.first:
-		err = l.deletePrefix(max)
+		return l.deletePrefix(max)
 	case max >= l.last:
-		err = l.deleteSuffix(min)
-	default:
-		return fmt.Errorf("wal: DeleteRange(%d, %d) is neither a prefix nor a suffix of [%d, %d]", min, max, l.first, l.last)
+		if err := l.deleteSuffix(min); err != nil {
+			return err
+		}
+		l.failed = nil
+		return nil
 	}
-	if err != nil {
-		l.failed = err
-		return err
-	}
-	l.failed = nil
-	return nil
+	return fmt.Errorf("wal: DeleteRange(%d, %d) is neither a prefix nor a suffix of [%d, %d]", min, max, l.first, l.last)
 }
 
 // removeSegments closes and deletes l.segs[from:], first recording the
-// new last segment in the manifest. Called with wmu held.
+// new last segment in the manifest. Once the manifest is written the
+// segments are gone from the index whatever happens; files that could not
+// be removed are removed before the next segment is created. Called with
+// wmu held.
 func (l *Log) removeSegments(from int) error {
 	var last uint64
 	if from > 0 {
@@ -56,7 +60,13 @@ func (l *Log) removeSegments(from int) error {
 	gone := l.segs[from:]
 	l.segs = l.segs[:from:from]
 	l.mu.Unlock()
-	return l.deleteFiles(gone)
+	err := l.deleteFiles(gone)
+	if err != nil {
+		for _, s := range gone {
+			l.stale = append(l.stale, s.path)
+		}
+	}
+	return err
 }
 
 func (l *Log) deleteFiles(gone []*segment) error {
@@ -67,7 +77,7 @@ func (l *Log) deleteFiles(gone []*segment) error {
 		if l.repair == s {
 			l.repair = nil
 		}
-		if err := os.Remove(s.path); err != nil && first == nil {
+		if err := os.Remove(s.path); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
 			first = err
 		}
 	}
@@ -77,6 +87,18 @@ func (l *Log) deleteFiles(gone []*segment) error {
 		}
 	}
 	return first
+}
+
+// removeStale removes the files of segments a failed deletion left
+// behind, which must not follow the log's new segments.
+func (l *Log) removeStale() error {
+	for len(l.stale) > 0 {
+		if err := os.Remove(l.stale[0]); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("wal: removing a deleted segment: %w", err)
+		}
+		l.stale = l.stale[1:]
+	}
+	return syncDir(l.dir)
 }
 
 // deletePrefix moves the first index past max, removes the segments that
@@ -105,7 +127,9 @@ func (l *Log) deletePrefix(max uint64) error {
 	return l.deleteFiles(gone)
 }
 
-// deleteSuffix removes entries min and after.
+// deleteSuffix removes entries min and after. The index changes only once
+// the files did: a cut that fails leaves the entries in place, and
+// appends refused until the deletion is tried again and succeeds.
 func (l *Log) deleteSuffix(min uint64) error {
 	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > min }) - 1
 	s := l.segs[i]
@@ -118,19 +142,23 @@ func (l *Log) deleteSuffix(min uint64) error {
 		l.mu.Unlock()
 		return nil
 	}
-	if err := l.removeSegments(i + 1); err != nil {
-		return err
+	if i+1 < len(l.segs) {
+		if err := l.removeSegments(i + 1); err != nil {
+			return err
+		}
+		l.mu.Lock()
+		l.last = s.lastIndex()
+		l.mu.Unlock()
 	}
-	l.mu.Lock()
-	l.last = min - 1
-	l.mu.Unlock()
 	cut := int64(s.offs[min-s.first])
 	if err := l.cutSegment(s, cut); err != nil {
-		return fmt.Errorf("wal: truncating: %w", err)
+		l.failed = fmt.Errorf("wal: truncating: %w", err)
+		return l.failed
 	}
 	l.mu.Lock()
 	s.offs = s.offs[:min-s.first]
 	s.size = cut
+	l.last = min - 1
 	l.mu.Unlock()
 	return nil
 }

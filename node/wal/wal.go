@@ -50,9 +50,12 @@ type Log struct {
 	// repair is a segment holding part of an append that failed and could
 	// not be cut yet: the next append cuts it first. (w)
 	repair *segment
-	// failed is set when a deletion failed half-way: appends are refused
-	// until a DeleteRange succeeds (raft retries it). (w)
+	// failed is set when a suffix cut failed half-way: appends are
+	// refused until a DeleteRange succeeds (raft retries it). (w)
 	failed error
+	// stale lists segment files a deletion could not remove; they go
+	// before a new segment is created. (w)
+	stale []string
 	// manifest is the last segment base the manifest records; manifestOK
 	// is false when writing it failed after the rename, so it may not be
 	// durable. (w)
@@ -305,6 +308,9 @@ func (l *Log) activeFor(first uint64, n int64) (*segment, error) {
 func (l *Log) createSegment(base uint64) (*segment, error) {
 	if err := l.inject(OpCreate); err != nil {
 		return nil, fmt.Errorf("wal: creating segment: %w", err)
+	}
+	if err := l.removeStale(); err != nil {
+		return nil, err
 	}
 	path := filepath.Join(l.dir, segmentName(base))
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
