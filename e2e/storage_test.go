@@ -463,3 +463,29 @@ func TestSnapshotDiskFull(t *testing.T) {
 		t.Fatalf("ZCARD after the restart = %d, %v; want %d", got, err, n)
 	}
 }
+
+// compactLog writes to a key of its own on the leader until it has taken
+// two snapshots: the log keeps every entry after the older of its two
+// snapshots (docs/operations.md), so only then is it compacted, and a
+// follower that missed the entries before must install a snapshot.
+func compactLog(t testing.TB, leader *ClusterNode) {
+	t.Helper()
+	c := leader.Client()
+	first, n := "", 0
+	Eventually(t, 60*time.Second, func() error {
+		for range 20 {
+			if err := c.ZAdd(context.Background(), "compact-log-filler", redis.Z{Score: float64(n), Member: fmt.Sprint(n)}).Err(); err != nil {
+				return err
+			}
+			n++
+		}
+		s := raftStat(t, leader, "last_snapshot_index")
+		if first == "" && s != "0" {
+			first = s
+		}
+		if s == "0" || s == first {
+			return fmt.Errorf("snapshots: last at %s", s)
+		}
+		return nil
+	})
+}
