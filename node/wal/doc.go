@@ -99,10 +99,15 @@
 // Raft deletes a prefix after a snapshot (DeleteRange(first, n)) and, on
 // a follower, a conflicting suffix (DeleteRange(n, last)). A prefix
 // deletion moves the logical first index and removes whole segments that
-// fall below it; a suffix deletion truncates the segment holding n and
-// removes those after it. After a restart the first index is the first
-// segment's base, so a few entries below the last snapshot may reappear:
-// raft never reads them. The store is monotonic (raft.MonotonicLogStore):
-// entries must be appended without gaps, and raft empties it before
-// installing a snapshot.
+// fall below it; a suffix deletion records the new last segment in the
+// manifest, removes the segments after it, lowers the sync mark of the
+// segment holding n (durably) and then truncates it, so a crash midway
+// never leaves a mark claiming bytes that are gone. A cut that fails
+// leaves the index as it was and appends refused until the deletion is
+// tried again; segment files that could not be removed are removed
+// before the next segment is created. After a restart the first index is
+// the first segment's base, so a few entries below the last snapshot may
+// reappear: raft never reads them. The store is monotonic
+// (raft.MonotonicLogStore): entries must be appended without gaps, and
+// raft empties it before installing a snapshot.
 package wal
