@@ -91,5 +91,5 @@ func (n *Node) persistenceStatus(st *Status) {
 	if f := n.stores.guard.current(); f != nil {
 		st.LogWriteErr, st.LogWriteErrSince = f.err, f.since
 	}
-	st.SnapshotErr, st.SnapshotErrSince, st.LastSnapshot = n.snaps.status()
+	st.LastSnapshot, st.SnapshotErrSince, st.SnapshotErr = n.snaps.status()
 }

@@ -156,15 +156,15 @@ func (s *snapshotStore) succeeded() {
 	if s.lastErr != nil {
 		s.logger.Info("a snapshot was written again", "after", time.Since(s.lastErrAt).Round(time.Millisecond))
 	}
-	s.lastErr, s.lastOK = nil, time.Now()
+	s.lastErr, s.lastErrAt, s.lastOK = nil, time.Time{}, time.Now()
 }
 
-// status returns the last snapshot write's error (nil: it succeeded),
-// since when snapshots fail, and when one last succeeded.
-func (s *snapshotStore) status() (err error, failingSince, lastOK time.Time) {
+// status returns when a snapshot was last written, since when writing
+// them fails, and the last snapshot write's error (nil: it succeeded).
+func (s *snapshotStore) status() (lastOK, failingSince time.Time, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.lastErr, s.lastErrAt, s.lastOK
+	return s.lastOK, s.lastErrAt, s.lastErr
 }
 
 // trackedSink records how a snapshot write ends.

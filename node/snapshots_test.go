@@ -265,8 +265,8 @@ func TestSnapshotDiskFull(t *testing.T) {
 	}
 	snapshot(t, n)
 	st = n.Status()
-	if st.SnapshotErr != nil || st.LastSnapshot.IsZero() {
-		t.Fatalf("status after a snapshot succeeded: %v, %v", st.SnapshotErr, st.LastSnapshot)
+	if st.SnapshotErr != nil || !st.SnapshotErrSince.IsZero() || st.LastSnapshot.IsZero() {
+		t.Fatalf("status after a snapshot succeeded: %v since %v, last %v", st.SnapshotErr, st.SnapshotErrSince, st.LastSnapshot)
 	}
 	n.Close()
 	n = startFaulty(t, dir, LogStoreWAL, FsyncAlways, nil)
