@@ -41,6 +41,8 @@ type Node interface {
 	LeaderID() string
 	RaftState() string
 	AppliedIndex() uint64
+	// LogFault is the node's Raft log error (nil: it works).
+	LogFault() error
 	// Membership changes on the leader (they refuse elsewhere).
 	AddVoter(id, addr string) error
 	AddNonvoter(id, addr string) error
@@ -144,9 +146,11 @@ type member struct {
 	addr  memberlist.Node // copy of memberlist's record, for sending
 	state string          // alive, dead, left
 	since time.Time       // when state last changed
-	// applied and reported: the node's last progress report (leader).
+	// applied, reported and logFault: the node's last progress report
+	// (leader).
 	applied  uint64
 	reported time.Time
+	logFault bool
 }
 
 var _ node.Peers = (*Cluster)(nil)
@@ -415,7 +419,7 @@ func (c *Cluster) Members() []node.Member {
 	for _, m := range c.members {
 		out = append(out, node.Member{
 			ID: m.meta.ID, RaftAddr: m.meta.Raft, Addr: m.meta.Addr, Announce: m.meta.Announce, AnnounceTLS: m.meta.TLS,
-			State: m.state, Applied: m.applied, Reported: m.reported,
+			State: m.state, Applied: m.applied, Reported: m.reported, LogFault: m.logFault,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -535,7 +539,7 @@ func (c *Cluster) reportProgress() {
 	if !ok {
 		return
 	}
-	msg := encodeMsg(msgProgress, &message{From: c.cfg.ID, Applied: c.node.AppliedIndex()})
+	msg := encodeMsg(msgProgress, &message{From: c.cfg.ID, Applied: c.node.AppliedIndex(), LogFault: c.node.LogFault() != nil})
 	c.ml.SendBestEffort(&to, msg)
 }
 
@@ -577,7 +581,7 @@ func (c *Cluster) handleInbox() {
 			case msgProgress:
 				c.mu.Lock()
 				if mem, ok := c.members[m.From]; ok {
-					mem.applied, mem.reported = m.Applied, time.Now()
+					mem.applied, mem.reported, mem.logFault = m.Applied, time.Now(), m.LogFault
 				}
 				c.mu.Unlock()
 			}

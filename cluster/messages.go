@@ -45,6 +45,8 @@ type message struct {
 	Granted bool     `json:"granted,omitempty"`
 	Reason  string   `json:"reason,omitempty"`
 	Applied uint64   `json:"applied,omitempty"`
+	// LogFault: the sender's Raft log is failing (progress reports).
+	LogFault bool `json:"log_fault,omitempty"`
 }
 
 func encodeMsg(k msgKind, m *message) []byte {

@@ -30,6 +30,8 @@ type ClusterOptions struct {
 	// Leave keeps goblind's default graceful leave on SIGTERM; tests turn
 	// it off by default so cleanup does not wait for quorum.
 	Leave bool
+	// Data gives node i its data directory (default: a temp dir).
+	Data func(i int) string
 }
 
 // testSeed returns the seed for a test's random choices (GOBLIN_SEED
@@ -76,7 +78,11 @@ func StartCluster(t testing.TB, rng *rand.Rand, o ClusterOptions) []*ClusterNode
 		go func() {
 			defer wg.Done()
 			time.Sleep(delay)
-			g := StartGoblind(t, NodeOptions{Args: args, NoWait: true})
+			no := NodeOptions{Args: args, NoWait: true}
+			if o.Data != nil {
+				no.Data = o.Data(i)
+			}
+			g := StartGoblind(t, no)
 			mu.Lock()
 			n.Goblind = g
 			mu.Unlock()

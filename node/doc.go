@@ -48,6 +48,18 @@
 // directory, restored by the first leader before it serves, or from
 // GOBLIN RESTORE on a running cluster.
 //
+// Storage faults are handled where raft meets its stores. Raft's log
+// store is a logGuard (logguard.go): a failing append (a full disk, an I/O
+// error) becomes the node's log fault, which refuses new writes with
+// ErrLogWrite (MISCONF at the edge) until an append succeeds; a leader
+// that another voter could replace lets raft step down, one that no other
+// node can replace holds the failed batch and retries it, leading and
+// serving reads meanwhile. Snapshots go through snapshotStore
+// (snapshots.go): the log keeps what the older retained snapshot needs,
+// a snapshot that fails to restore is moved aside and an older state
+// used, and a node that cannot restore safely stops with what to do
+// rather than panic. docs/operations.md tells the operator's side.
+//
 // It knows nothing of RESP or gossip: the resp package calls it through
 // the small interface it declares, the cluster package is behind Peers,
 // and errors leave this package as the sentinel values in errors.go,

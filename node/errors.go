@@ -38,6 +38,10 @@ var (
 	// ErrOOM: used memory is above maxmemory, and the command may grow it
 	// (memory.go).
 	ErrOOM = errors.New("used memory is above maxmemory")
+	// ErrLogWrite: the Raft log cannot be written (a full disk, an I/O
+	// error), so writes are refused until it can; the error is a
+	// *LogWriteError (diskfault.go).
+	ErrLogWrite = errors.New("error writing to the Raft log")
 )
 
 // wireCodes name the sentinels on the internal forwarding protocol: a
@@ -58,11 +62,16 @@ var wireCodes = []struct {
 	{"NOSUCHNODE", ErrNoSuchNode},
 	{"OOM", ErrOOM},
 	{"FAILED", raftfsm.ErrEntryFailed},
+	{"LOGWRITE", ErrLogWrite},
 }
 
 // WireError returns the error line (without '-' and CRLF) a leader sends
 // for err on the internal protocol, and whether err is a sentinel.
 func WireError(err error) (string, bool) {
+	var lw *LogWriteError
+	if errors.As(err, &lw) {
+		return "LOGWRITE " + lw.Reason(), true
+	}
 	for _, w := range wireCodes {
 		if errors.Is(err, w.err) {
 			return w.code + " " + w.err.Error(), true
@@ -74,7 +83,10 @@ func WireError(err error) (string, bool) {
 // FromWire returns the sentinel an error line from the internal protocol
 // names, or nil if it names none.
 func FromWire(line string) error {
-	code, _, _ := strings.Cut(line, " ")
+	code, rest, _ := strings.Cut(line, " ")
+	if code == "LOGWRITE" {
+		return &LogWriteError{Err: errors.New(rest)}
+	}
 	for _, w := range wireCodes {
 		if code == w.code {
 			return w.err

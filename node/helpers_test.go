@@ -298,7 +298,8 @@ func (p *testPeers) Admin(ctx context.Context, leader string, args ...string) er
 func (p *testPeers) Members() []Member {
 	var out []Member
 	for _, n := range (*testCluster)(p).all() {
-		out = append(out, Member{ID: n.ID(), RaftAddr: "raft-" + n.ID(), Addr: n.ID(), Announce: n.ID(), State: "alive"})
+		out = append(out, Member{ID: n.ID(), RaftAddr: "raft-" + n.ID(), Addr: n.ID(), Announce: n.ID(), State: "alive",
+			Reported: time.Now(), LogFault: n.LogFault() != nil})
 	}
 	return out
 }

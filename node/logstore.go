@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 
@@ -84,14 +85,17 @@ const (
 // raft-boltdb/v2 (NoSync for everysec) or node/wal; under everysec a
 // goroutine syncs it once a second. Either way a batch is in the kernel
 // before raft counts it stored, so kill -9 loses nothing acknowledged.
+// Raft is given the log through a logGuard (logguard.go): recent entries
+// cached, and a failing disk handled.
 type stores struct {
 	kind   LogStore
-	log    raft.LogStore // what raft uses: a LogCache over the store
+	guard  *logGuard
 	sync   func() error
 	close_ func() error
 	stable *raftboltdb.BoltStore
 	stop   chan struct{}
 	wg     sync.WaitGroup
+	log    hclog.Logger
 }
 
 // logCacheSize is how many recent entries stay in memory in front of the
@@ -117,38 +121,54 @@ func chooseLogStore(dir string, want LogStore) (LogStore, error) {
 	return want, nil
 }
 
-func openStores(dir string, mode Fsync, want LogStore, logf func(string, ...any)) (*stores, error) {
+// keyCurrentTerm is where raft keeps its term in the stable store.
+var keyCurrentTerm = []byte("CurrentTerm")
+
+func openStores(dir string, mode Fsync, want LogStore, inject func(wal.Op) error, logger hclog.Logger) (*stores, error) {
 	kind, err := chooseLogStore(dir, want)
 	if err != nil {
 		return nil, err
 	}
-	s := &stores{kind: kind, stop: make(chan struct{})}
+	s := &stores{kind: kind, stop: make(chan struct{}), log: logger}
+	s.stable, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft-stable.db")})
+	if err != nil {
+		return nil, fmt.Errorf("open raft stable store: %w", err)
+	}
+	// A node with Raft state whose log is gone would start from its last
+	// snapshot (or nothing) and lose what came after, silently.
+	if term, _ := s.stable.GetUint64(keyCurrentTerm); term > 0 {
+		_, errBolt := os.Stat(filepath.Join(dir, boltLogFile))
+		_, errWAL := os.Stat(filepath.Join(dir, walDir))
+		if errBolt != nil && errWAL != nil {
+			s.stable.Close()
+			return nil, fmt.Errorf("node: %s holds Raft state (term %d) but no Raft log (%s/ or %s): the log is missing. "+
+				"In a cluster, move the data directory aside and start the node again: it catches up from the leader; "+
+				"a single node cannot be repaired: restore its data directory from a backup", dir, term, walDir, boltLogFile)
+		}
+	}
 	var base raft.LogStore
 	switch kind {
 	case LogStoreBolt:
 		b, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, boltLogFile), NoSync: mode == FsyncEverysec})
 		if err != nil {
+			s.stable.Close()
 			return nil, fmt.Errorf("open raft log: %w", err)
 		}
 		base, s.sync, s.close_ = b, b.Sync, b.Close
 	default:
-		w, err := wal.Open(filepath.Join(dir, walDir), wal.Options{SyncEveryBatch: mode == FsyncAlways, Logf: logf})
+		walLog := logger.Named("wal")
+		w, err := wal.Open(filepath.Join(dir, walDir), wal.Options{
+			SyncEveryBatch: mode == FsyncAlways,
+			Logf:           func(format string, args ...any) { walLog.Warn(fmt.Sprintf(format, args...)) },
+			Inject:         inject,
+		})
 		if err != nil {
+			s.stable.Close()
 			return nil, fmt.Errorf("open raft log: %w", err)
 		}
 		base, s.sync, s.close_ = w, w.Sync, w.Close
 	}
-	s.stable, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft-stable.db")})
-	if err != nil {
-		s.close_()
-		return nil, fmt.Errorf("open raft stable store: %w", err)
-	}
-	s.log, err = raft.NewLogCache(logCacheSize, base)
-	if err != nil {
-		s.close_()
-		s.stable.Close()
-		return nil, err
-	}
+	s.guard = newLogGuard(base, logCacheSize, logger.Named("log"))
 	if mode == FsyncEverysec {
 		s.wg.Add(1)
 		go s.syncEverySecond()
@@ -156,6 +176,9 @@ func openStores(dir string, mode Fsync, want LogStore, logf func(string, ...any)
 	return s, nil
 }
 
+// syncEverySecond syncs the log once a second (everysec). A failing sync
+// is a log fault, like a failing append: writes are refused until a sync
+// succeeds, since what was acknowledged may not be on disk.
 func (s *stores) syncEverySecond() {
 	defer s.wg.Done()
 	t := time.NewTicker(time.Second)
@@ -165,16 +188,21 @@ func (s *stores) syncEverySecond() {
 		case <-s.stop:
 			return
 		case <-t.C:
-			s.sync()
+			if err := s.sync(); err != nil {
+				s.guard.syncFailed(err)
+			} else {
+				s.guard.syncRecovered()
+			}
 		}
 	}
 }
 
-func (s *stores) logStore() raft.LogStore       { return s.log }
+func (s *stores) logStore() raft.LogStore       { return s.guard }
 func (s *stores) stableStore() raft.StableStore { return s.stable }
 
-// close syncs and closes both stores.
+// close ends a held append, then syncs and closes both stores.
 func (s *stores) close() error {
+	s.guard.close()
 	close(s.stop)
 	s.wg.Wait()
 	return errors.Join(s.sync(), s.close_(), s.stable.Close())

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/goblindb/goblin/keyspace"
+	"github.com/goblindb/goblin/node/wal"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -65,6 +66,10 @@ type Config struct {
 	// while it was in flight waits to learn whether it was committed
 	// before it fails with ErrUncertain (default 5s).
 	OutcomeWait time.Duration
+
+	// logInject, in tests, plays a failing disk under the wal log store
+	// (wal.Options.Inject).
+	logInject func(wal.Op) error
 }
 
 // Node is one running Goblin node.
@@ -74,7 +79,11 @@ type Node struct {
 	raft   *raft.Raft
 	fsm    *raftfsm.FSM
 	stores *stores
+	snaps  *snapshotStore
 	trans  raft.Transport
+	// raftRef is raft for the store's goroutines, which may run before
+	// New has set n.raft.
+	raftRef atomic.Pointer[raft.Raft]
 
 	// ready is the term in which this node, as leader, has applied its
 	// own barrier entry: from then on its commit index covers every
@@ -150,17 +159,23 @@ func New(cfg Config) (*Node, error) {
 		}
 	}
 
-	walLog := cfg.Logger.Named("wal")
-	st, err := openStores(cfg.DataDir, cfg.Fsync, cfg.LogStore, func(format string, args ...any) { walLog.Warn(fmt.Sprintf(format, args...)) })
+	st, err := openStores(cfg.DataDir, cfg.Fsync, cfg.LogStore, cfg.logInject, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
 	n.stores = st
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(filepath.Join(cfg.DataDir, "snapshots"), 2, cfg.Logger.Named("snapshot"))
+	snaps, err := newSnapshotStore(cfg.DataDir, st.logStore(), cfg.Logger.Named("snapshot"))
 	if err != nil {
 		st.close()
 		return nil, fmt.Errorf("node: snapshot store: %w", err)
 	}
+	if err := snaps.checkLog(); err != nil {
+		st.close()
+		return nil, err
+	}
+	n.snaps = snaps
+	st.guard.keepAfter = snaps.keepAfter
+	st.guard.hold = n.holdFailedAppend
 	n.trans = cfg.Transport
 	if n.trans == nil {
 		// A single node talks to no peer: no port is opened for Raft.
@@ -226,17 +241,37 @@ func New(cfg Config) (*Node, error) {
 		}
 	}
 	r, err := raft.NewRaft(rc, n.fsm, st.logStore(), st.stableStore(), snaps, n.trans)
+	if err != nil && snaps.fromLogStart(err) {
+		// No snapshot restores, but the log holds every entry: replay it.
+		r, err = raft.NewRaft(rc, n.fsm, st.logStore(), st.stableStore(), snaps, n.trans)
+	}
 	if err != nil {
 		n.closeTransport()
 		st.close()
+		if e := snaps.restoreFailed(err); e != err {
+			return nil, e
+		}
 		return nil, fmt.Errorf("node: start raft: %w", err)
 	}
 	n.raft = r
 	n.loadPendingRestore()
+	n.raftRef.Store(r)
+	if idx, term := lastSnapshot(r); idx > 0 {
+		snaps.afterRestore(idx, term)
+	}
 	n.wg.Add(2)
 	go n.watchLeadership()
 	go n.expireLoop()
 	return n, nil
+}
+
+// lastSnapshot returns the index and term of the snapshot raft restored
+// (0 if none).
+func lastSnapshot(r *raft.Raft) (index, term uint64) {
+	st := r.Stats()
+	index, _ = strconv.ParseUint(st["last_snapshot_index"], 10, 64)
+	term, _ = strconv.ParseUint(st["last_snapshot_term"], 10, 64)
+	return index, term
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -261,6 +296,9 @@ func (n *Node) Close() error {
 		return n.closeErr
 	}
 	close(n.stop)
+	// A held append ends (with its error), so that waits on raft futures
+	// (a new leader's barrier) and raft's shutdown can finish.
+	n.stores.guard.close()
 	n.wg.Wait()
 	err := n.raft.Shutdown().Error()
 	n.closeTransport()

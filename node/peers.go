@@ -55,7 +55,9 @@ type Member struct {
 	// State is the gossip state: "alive", "suspect", "dead" or "left".
 	State string
 	// Applied is the last applied index the node reported to the leader,
-	// at Reported (zero if it never reported).
+	// at Reported (zero if it never reported), and LogFault whether its
+	// Raft log was failing then (LogFault).
 	Applied  uint64
 	Reported time.Time
+	LogFault bool
 }

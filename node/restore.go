@@ -138,7 +138,7 @@ func HasRaftState(dir string) (bool, error) {
 	if !found {
 		return false, nil
 	}
-	st, err := openStores(dir, FsyncAlways, LogStoreAuto, func(string, ...any) {})
+	st, err := openStores(dir, FsyncAlways, LogStoreAuto, nil, hclog.NewNullLogger())
 	if err != nil {
 		return false, err
 	}

@@ -24,6 +24,15 @@ type Status struct {
 	// FailedEntries counts the log entries this node's state machine
 	// recorded as failed since it started (raftfsm.FSM.Failed).
 	FailedEntries uint64
+	// LogWriteErr is why the Raft log cannot be written (nil when it
+	// can), since LogWriteErrSince; writes are refused meanwhile.
+	LogWriteErr      error
+	LogWriteErrSince time.Time
+	// SnapshotErr is why the last snapshot could not be written (nil when
+	// it was), since SnapshotErrSince; LastSnapshot is when one last was.
+	SnapshotErr      error
+	SnapshotErrSince time.Time
+	LastSnapshot     time.Time
 	// Clustered is true when the node runs with peers (cluster mode).
 	Clustered bool
 	// Nodes lists the Raft configuration and the nodes gossip knows of,
@@ -77,6 +86,7 @@ func (n *Node) Status() Status {
 		Raft:        n.raft.Stats(),
 	}
 	st.FailedEntries = n.fsm.Failed()
+	n.persistenceStatus(&st)
 	if lc := n.raft.LastContact(); !lc.IsZero() {
 		st.LastContact = time.Since(lc)
 	}

@@ -57,6 +57,9 @@ func (n *Node) propose(e *raftfsm.Entry) *Pending {
 	if n.closed.Load() {
 		return &Pending{err: ErrClosed}
 	}
+	if err := n.writeRefused(); err != nil {
+		return &Pending{err: err}
+	}
 	p := &Pending{n: n, deadline: time.Now().Add(n.cfg.LeaderWait)}
 	// The header is written with a placeholder term; each attempt sets
 	// the term of the leader it goes to (SetProposal).
@@ -79,6 +82,10 @@ func (n *Node) propose(e *raftfsm.Entry) *Pending {
 func (n *Node) proposeLocal(p *Pending) {
 	if !n.IsLeader() {
 		p.err = n.notLeaderErr()
+		return
+	}
+	if err := n.writeRefused(); err != nil {
+		p.err = err
 		return
 	}
 	if !n.Ready() {
@@ -268,7 +275,7 @@ func (p *Pending) waitForwarded() (raftfsm.Result, error) {
 // refused reports whether err, the leader's answer to a forwarded entry,
 // says the entry will never take effect.
 func refused(err error) bool {
-	for _, e := range []error{ErrNotLeader, ErrNoLeader, ErrTimeout, ErrBadEntry, ErrNotApplied, ErrOOM, raftfsm.ErrEntryFailed} {
+	for _, e := range []error{ErrNotLeader, ErrNoLeader, ErrTimeout, ErrBadEntry, ErrNotApplied, ErrOOM, ErrLogWrite, raftfsm.ErrEntryFailed} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -37,6 +37,14 @@ func translate(err error) error {
 		return command.Errorf("ERR server is shutting down")
 	case errors.Is(err, node.ErrOOM):
 		return errOOM
+	case errors.Is(err, node.ErrLogWrite):
+		// Redis's wording for a failing AOF, naming the Raft log.
+		reason := err.Error()
+		var lw *node.LogWriteError
+		if errors.As(err, &lw) {
+			reason = lw.Reason()
+		}
+		return command.Errorf("MISCONF Errors writing to the Raft log: %s", reason)
 	case errors.Is(err, node.ErrStale):
 		return command.Errorf("CLUSTERDOWN this replica may be more than max-staleness behind the leader; READWRITE for a linearizable read")
 	}

@@ -151,14 +151,46 @@ func rss() uint64 {
 	return res * uint64(os.Getpagesize())
 }
 
+// infoPersistence reports the Raft log and snapshots in Redis's fields:
+// the log in the AOF's (aof_last_write_status), snapshots in the RDB's
+// (rdb_last_bgsave_status), with Goblin's own fields for the errors.
 func infoPersistence(s *Server, b *strings.Builder) {
 	st := s.backend.Status()
 	kv(b, "loading", 0)
-	kv(b, "aof_enabled", 0)
 	kv(b, "rdb_bgsave_in_progress", 0)
+	kv(b, "rdb_last_save_time", unixOrZero(st.LastSnapshot))
+	kv(b, "rdb_last_bgsave_status", okOrErr(st.SnapshotErr))
+	kv(b, "aof_enabled", 0)
+	kv(b, "aof_last_write_status", okOrErr(st.LogWriteErr))
 	kv(b, "goblin_persistence", "raft-log")
 	kv(b, "goblin_fsync", st.Fsync)
 	kv(b, "goblin_failed_log_entries", st.FailedEntries)
+	kv(b, "goblin_log_write_error", errText(st.LogWriteErr))
+	kv(b, "goblin_log_write_error_since", unixOrZero(st.LogWriteErrSince))
+	kv(b, "goblin_snapshot_error", errText(st.SnapshotErr))
+	kv(b, "goblin_snapshot_error_since", unixOrZero(st.SnapshotErrSince))
+}
+
+func okOrErr(err error) string {
+	if err != nil {
+		return "err"
+	}
+	return "ok"
+}
+
+// errText is an error as one INFO value: no line breaks.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.NewReplacer("\r", " ", "\n", " ").Replace(err.Error())
+}
+
+func unixOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Unix()
 }
 
 func infoStats(s *Server, b *strings.Builder) {

@@ -10,40 +10,123 @@ import (
 	"github.com/hashicorp/raft"
 )
 
+// version is a segment's format version, named by the last byte of its
+// magic. Version 2 segments carry a sync mark in their header and the
+// synced offset in every batch header; version 1 segments (written by
+// earlier builds) are read, cut back and deleted but never appended to.
+type version uint8
+
 const (
-	segmentMagic = "GOBLWAL\x01" // 8 bytes, then the base index u64
-	segHeaderLen = 16
-	batchMagic   = 0x31425747 // "GWB1"
-	batchHdrLen  = 16
+	v1 version = 1
+	v2 version = 2
+)
+
+const (
+	segmentMagicPrefix = "GOBLWAL" // then the version byte, then the base index u64
+	segHeaderLenV1     = 16
+	// A version 2 segment header: magic (8), base index u64, then the
+	// sync mark: synced offset u64, CRC-32C of the base and the synced
+	// offset u32, zero u32.
+	segHeaderLenV2 = 32
+	markOff        = 16
+	markLen        = 16
+
+	batchMagicV1 = 0x31425747 // "GWB1"
+	batchMagicV2 = 0x32425747 // "GWB2"
+	// batch header v1: magic u32 | body length u32 | entry count u32 | CRC u32
+	// batch header v2: magic u32 | body length u32 | entry count u32 | synced u32 | CRC u32
+	batchHdrLenV1 = 16
+	batchHdrLenV2 = 20
+
 	entryHdrLen  = 8
 	payloadFixed = 8 + 8 + 1 + 8 + 4
 	// maxBatchBody bounds a batch (and so one entry) to keep a corrupt
 	// length from making recovery allocate wildly.
 	maxBatchBody = 1 << 30
+	// maxSegmentSize bounds Options.SegmentSize so that every offset in a
+	// segment (a full segment plus one maximal batch) fits the u32 offsets
+	// of the index and of batch headers.
+	maxSegmentSize = 1 << 30
 )
+
+func (v version) segHeaderLen() int {
+	if v == v1 {
+		return segHeaderLenV1
+	}
+	return segHeaderLenV2
+}
+
+func (v version) batchHdrLen() int {
+	if v == v1 {
+		return batchHdrLenV1
+	}
+	return batchHdrLenV2
+}
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// ErrCorrupt is returned by Open when the log is damaged somewhere other
-// than a torn final write, and by GetLog when an entry fails its checksum.
+// ErrCorrupt is returned by Open when the log is damaged in a way a crash
+// cannot explain (see the package documentation), and by GetLog when an
+// entry fails its checksum.
 var ErrCorrupt = errors.New("wal: corrupt log")
 
 func corruptf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 }
 
+// segmentHeader returns a new version 2 segment's header, its sync mark
+// saying the header itself is synced.
 func segmentHeader(base uint64) []byte {
-	b := make([]byte, segHeaderLen)
-	copy(b, segmentMagic)
+	b := make([]byte, segHeaderLenV2)
+	copy(b, segmentMagicPrefix)
+	b[7] = byte(v2)
 	binary.LittleEndian.PutUint64(b[8:], base)
+	putMark(b[markOff:markOff+markLen], base, segHeaderLenV2)
 	return b
 }
 
-// appendBatch appends logs as one batch to dst and, for each entry, its
-// offset relative to the start of dst's batch to offs.
-func appendBatch(dst []byte, logs []*raft.Log, offs []uint32) ([]byte, []uint32) {
+// parseSegmentHeader checks a segment header against the base its file
+// name gives, and returns its version.
+func parseSegmentHeader(b []byte, base uint64) (version, bool) {
+	if len(b) < segHeaderLenV1 || string(b[:7]) != segmentMagicPrefix || binary.LittleEndian.Uint64(b[8:]) != base {
+		return 0, false
+	}
+	switch v := version(b[7]); v {
+	case v1:
+		return v, true
+	case v2:
+		return v, len(b) >= segHeaderLenV2
+	}
+	return 0, false
+}
+
+// putMark encodes a sync mark: bytes [0, synced) of the segment are on
+// stable storage. The checksum covers the segment's base too.
+func putMark(m []byte, base uint64, synced int64) {
+	binary.LittleEndian.PutUint64(m, base)
+	h := crc32.Update(0, castagnoli, m[:8])
+	binary.LittleEndian.PutUint64(m, uint64(synced))
+	binary.LittleEndian.PutUint32(m[8:], crc32.Update(h, castagnoli, m[:8]))
+	binary.LittleEndian.PutUint32(m[12:], 0)
+}
+
+// parseMark returns the synced offset a version 2 header's sync mark
+// records, or false if the mark is damaged.
+func parseMark(hdr []byte, base uint64) (int64, bool) {
+	m := hdr[markOff : markOff+markLen]
+	h := crc32.Update(0, castagnoli, binary.LittleEndian.AppendUint64(nil, base))
+	if crc32.Update(h, castagnoli, m[:8]) != binary.LittleEndian.Uint32(m[8:]) {
+		return 0, false
+	}
+	return int64(binary.LittleEndian.Uint64(m)), true
+}
+
+// appendBatch appends logs as one version 2 batch to dst, recording that
+// the segment was synced up to offset synced when it was written, and
+// appends each entry's offset relative to the start of the batch to offs.
+func appendBatch(dst []byte, logs []*raft.Log, synced uint32, offs []uint32) ([]byte, []uint32) {
 	start := len(dst)
-	dst = append(dst, make([]byte, batchHdrLen)...)
+	dst = append(dst, make([]byte, batchHdrLenV2)...)
 	for _, l := range logs {
 		offs = append(offs, uint32(len(dst)-start))
 		n := payloadFixed + len(l.Extensions) + len(l.Data)
@@ -64,25 +147,43 @@ func appendBatch(dst []byte, logs []*raft.Log, offs []uint32) ([]byte, []uint32)
 		dst = append(dst, l.Data...)
 		binary.LittleEndian.PutUint32(dst[at+4:], crc32.Checksum(dst[p:], castagnoli))
 	}
-	putBatchHeader(dst[start:start+batchHdrLen], uint32(len(dst)-start-batchHdrLen), uint32(len(logs)))
+	putBatchHeader(dst[start:start+batchHdrLenV2], v2, uint32(len(dst)-start-batchHdrLenV2), uint32(len(logs)), synced)
 	return dst, offs
 }
 
-func putBatchHeader(h []byte, body, count uint32) {
-	binary.LittleEndian.PutUint32(h[0:], batchMagic)
+func putBatchHeader(h []byte, v version, body, count, synced uint32) {
 	binary.LittleEndian.PutUint32(h[4:], body)
 	binary.LittleEndian.PutUint32(h[8:], count)
-	binary.LittleEndian.PutUint32(h[12:], crc32.Checksum(h[:12], castagnoli))
+	if v == v1 {
+		binary.LittleEndian.PutUint32(h[0:], batchMagicV1)
+		binary.LittleEndian.PutUint32(h[12:], crc32.Checksum(h[:12], castagnoli))
+		return
+	}
+	binary.LittleEndian.PutUint32(h[0:], batchMagicV2)
+	binary.LittleEndian.PutUint32(h[12:], synced)
+	binary.LittleEndian.PutUint32(h[16:], crc32.Checksum(h[:16], castagnoli))
 }
 
-// batchHeader parses a batch header: body length and entry count.
-func batchHeader(b []byte) (body, count uint32, ok bool) {
-	if len(b) < batchHdrLen || binary.LittleEndian.Uint32(b) != batchMagic ||
-		crc32.Checksum(b[:12], castagnoli) != binary.LittleEndian.Uint32(b[12:]) {
-		return 0, 0, false
+// batchHeader parses a batch header of version v: body length, entry
+// count, and (version 2) the synced offset it records.
+func batchHeader(b []byte, v version) (body, count, synced uint32, ok bool) {
+	n := v.batchHdrLen()
+	if len(b) < n {
+		return 0, 0, 0, false
+	}
+	magic := uint32(batchMagicV2)
+	if v == v1 {
+		magic = batchMagicV1
+	}
+	if binary.LittleEndian.Uint32(b) != magic ||
+		crc32.Checksum(b[:n-4], castagnoli) != binary.LittleEndian.Uint32(b[n-4:]) {
+		return 0, 0, 0, false
 	}
 	body, count = binary.LittleEndian.Uint32(b[4:]), binary.LittleEndian.Uint32(b[8:])
-	return body, count, body <= maxBatchBody
+	if v == v2 {
+		synced = binary.LittleEndian.Uint32(b[12:])
+	}
+	return body, count, synced, body <= maxBatchBody
 }
 
 // entryLen returns the full length (header included) of the entry at the

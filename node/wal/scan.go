@@ -5,72 +5,95 @@ import (
 	"hash/crc32"
 )
 
-// scanSegment checks the batches of a segment file's bytes b, whose first
-// entry must have index base, and returns the offsets of its entries and
-// the end of its last good batch. Damage in a last segment's final batch
-// is a torn write: scanning stops before it (end < len(b)). Any other
-// damage is ErrCorrupt.
-func scanSegment(b []byte, base uint64, last bool) (offs []uint32, end int, err error) {
-	off := segHeaderLen
-	next := base
-	for off < len(b) {
-		body, count, ok := batchHeader(b[off:])
-		batchEnd := off + batchHdrLen + int(body)
-		if !ok || batchEnd > len(b) {
-			// The header is damaged or the batch runs past the end of the
-			// file: a torn final write, unless a valid batch follows.
-			if !last || validBatchAfter(b, off+1) {
-				return nil, 0, corruptf("segment %d: damaged batch at offset %d", base, off)
-			}
-			return offs, off, nil
-		}
-		start := len(offs)
-		p := off + batchHdrLen
-		bad := false
-		for range count {
-			n, ok := entryLen(b[p:batchEnd])
-			if !ok || crc32.Checksum(b[p+entryHdrLen:p+n], castagnoli) != binary.LittleEndian.Uint32(b[p+4:]) {
-				bad = true
-				break
-			}
-			if idx := entryIndex(b[p:]); idx != next {
-				return nil, 0, corruptf("segment %d: entry at offset %d has index %d, want %d", base, p, idx, next)
-			}
-			offs = append(offs, uint32(p))
-			next++
-			p += n
-		}
-		if bad || p != batchEnd {
-			// A batch with a valid header is damaged inside. It can be a
-			// torn write only if it is the last thing in the file.
-			if !last || batchEnd < len(b) {
-				return nil, 0, corruptf("segment %d: damaged entry in the batch at offset %d", base, off)
-			}
-			return offs[:start], off, nil
-		}
-		off = batchEnd
-	}
-	return offs, off, nil
+// scanResult is what scanning a segment's bytes finds.
+type scanResult struct {
+	offs   []uint32 // file offset of each entry, in index order
+	end    int      // end of the last good batch: where a torn tail starts
+	synced int64    // the largest synced offset the segment records
+	// markBad is set when a version 2 segment's sync mark fails its
+	// checksum (the batch headers' synced offsets still count).
+	markBad bool
 }
 
-// validBatchAfter reports whether a batch with a valid header and valid
-// first entry starts anywhere at or after from.
-func validBatchAfter(b []byte, from int) bool {
-	var magic [4]byte
-	binary.LittleEndian.PutUint32(magic[:], batchMagic)
-	for i := from; i+batchHdrLen <= len(b); i++ {
-		if b[i] != magic[0] || b[i+1] != magic[1] || b[i+2] != magic[2] || b[i+3] != magic[3] {
-			continue
-		}
-		body, count, ok := batchHeader(b[i:])
-		if !ok || count == 0 || i+batchHdrLen+int(body) > len(b) {
-			continue
-		}
-		p := i + batchHdrLen
-		if n, ok := entryLen(b[p : p+int(body)]); ok &&
-			crc32.Checksum(b[p+entryHdrLen:p+n], castagnoli) == binary.LittleEndian.Uint32(b[p+4:]) {
-			return true
+// scanSegment checks the batches of a segment file's bytes b (of version
+// v, header already checked), whose first entry must have index base.
+//
+// It reads forward only, from lengths Goblin wrote, and never searches
+// the bytes after a damaged batch for something that looks like a batch:
+// those bytes may be a client's data. Damage is told apart by what the
+// segment records as synced (the header's sync mark, the synced offset in
+// each batch header, and in the header of the batch right after a damaged
+// one whose own header is intact):
+//
+//   - damage below the synced offset, anywhere in a segment that is not
+//     the last, or a file shorter than its synced offset: ErrCorrupt;
+//   - otherwise (the last segment, damage at or after the synced offset):
+//     a write that a crash interrupted. Scanning stops before it
+//     (end < len(b)) and the caller cuts it.
+func scanSegment(b []byte, base uint64, v version, last bool) (scanResult, error) {
+	var r scanResult
+	hlen := v.batchHdrLen()
+	if v == v2 {
+		if m, ok := parseMark(b, base); ok {
+			r.synced = m
+		} else {
+			r.markBad = true
 		}
 	}
-	return false
+	off := v.segHeaderLen()
+	next := base
+	for off < len(b) {
+		body, count, synced, ok := batchHeader(b[off:], v)
+		batchEnd := off + hlen + int(body)
+		if ok && batchEnd <= len(b) && batchOK(b[off+hlen:batchEnd], count) {
+			for p := off + hlen; p < batchEnd; {
+				if idx := entryIndex(b[p:]); idx != next {
+					// Whole and checksummed, so written as it is: no
+					// crash explains a wrong index.
+					return r, corruptf("segment %d: entry at offset %d has index %d, want %d", base, p, idx, next)
+				}
+				n, _ := entryLen(b[p:batchEnd])
+				r.offs = append(r.offs, uint32(p))
+				next++
+				p += n
+			}
+			r.synced = max(r.synced, int64(synced))
+			off = batchEnd
+			continue
+		}
+		// A damaged batch. If its header is intact, the batch after it
+		// (if any) tells whether it had been synced.
+		if ok && batchEnd+hlen <= len(b) {
+			if _, _, after, ok := batchHeader(b[batchEnd:], v); ok {
+				r.synced = max(r.synced, int64(after))
+			}
+		}
+		switch {
+		case !last:
+			return r, corruptf("segment %d: damaged batch at offset %d in a sealed segment", base, off)
+		case int64(off) < r.synced:
+			return r, corruptf("segment %d: damaged batch at offset %d, which was synced (the segment is synced up to offset %d)", base, off, r.synced)
+		}
+		r.end = off
+		return r, nil
+	}
+	if int64(len(b)) < r.synced {
+		return r, corruptf("segment %d: %d bytes long, but synced up to offset %d: its end is missing", base, len(b), r.synced)
+	}
+	r.end = off
+	return r, nil
+}
+
+// batchOK checks a batch body: count entries, each whole and matching its
+// checksum, filling the body exactly.
+func batchOK(body []byte, count uint32) bool {
+	p := 0
+	for range count {
+		n, ok := entryLen(body[p:])
+		if !ok || crc32.Checksum(body[p+entryHdrLen:p+n], castagnoli) != binary.LittleEndian.Uint32(body[p+4:]) {
+			return false
+		}
+		p += n
+	}
+	return p == len(body)
 }

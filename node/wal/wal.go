@@ -1,15 +1,12 @@
 package wal
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/hashicorp/raft"
@@ -24,10 +21,14 @@ type Options struct {
 	// it the owner calls Sync on its own schedule.
 	SyncEveryBatch bool
 	// SegmentSize is the size past which a new segment is started
-	// (default DefaultSegmentSize).
+	// (default DefaultSegmentSize, at most 1 GiB).
 	SegmentSize int64
 	// Logf, if set, is told about repairs Open makes (a torn tail cut).
 	Logf func(format string, args ...any)
+	// Inject, if set, is asked before each file operation Op names; an
+	// error it returns is taken as that operation's error (a failed write
+	// writes half its bytes first). Tests use it to play a failing disk.
+	Inject func(op Op) error
 }
 
 // Log is a segmented append-only raft.LogStore. It is safe for concurrent
@@ -43,9 +44,23 @@ type Log struct {
 	wmu    sync.Mutex
 	buf    []byte   // (w) encoding buffer
 	offs   []uint32 // (w) scratch offsets
+	mark   []byte   // (w) sync mark buffer
 	dirty  bool     // (w) appended since the last sync
-	failed error    // (w) a write or sync failed: the file state is unknown
 	closed bool     // (w)
+	// repair is a segment holding part of an append that failed and could
+	// not be cut yet: the next append cuts it first. (w)
+	repair *segment
+	// failed is set when a suffix cut failed half-way: appends are
+	// refused until a DeleteRange succeeds (raft retries it). (w)
+	failed error
+	// stale lists segment files a deletion could not remove; they go
+	// before a new segment is created. (w)
+	stale []string
+	// manifest is the last segment base the manifest records; manifestOK
+	// is false when writing it failed after the rename, so it may not be
+	// durable. (w)
+	manifest   uint64
+	manifestOK bool
 
 	// mu guards the index for readers; writers hold it (exclusively) only
 	// while changing it, never during I/O on the active segment.
@@ -59,10 +74,17 @@ type Log struct {
 type segment struct {
 	base  uint64   // index of the file's first entry (its name)
 	first uint64   // index of offs[0]: base, or later once a prefix is deleted
+	ver   version  //
 	path  string   //
 	f     *os.File //
 	offs  []uint32 // file offset of entry first+i
 	size  int64    // bytes of valid content (the file's length)
+	// synced is how many bytes are known to be on stable storage, mark
+	// what the header's sync mark says (version 2; it trails synced when
+	// writing it failed). gen counts truncations and removal, so a Sync
+	// running without the lock can tell its result is stale. (w)
+	synced, mark int64
+	gen          uint64
 }
 
 func (s *segment) lastIndex() uint64 { return s.first + uint64(len(s.offs)) - 1 }
@@ -83,10 +105,13 @@ func Open(dir string, opts Options) (*Log, error) {
 	if opts.SegmentSize <= 0 {
 		opts.SegmentSize = DefaultSegmentSize
 	}
+	if opts.SegmentSize > maxSegmentSize {
+		return nil, fmt.Errorf("wal: segment size %d is over the limit of %d", opts.SegmentSize, maxSegmentSize)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	l := &Log{dir: dir, opts: opts}
+	l := &Log{dir: dir, opts: opts, mark: make([]byte, markLen)}
 	if err := l.recover(); err != nil {
 		for _, s := range l.segs {
 			s.f.Close()
@@ -100,83 +125,6 @@ func (l *Log) logf(format string, args ...any) {
 	if l.opts.Logf != nil {
 		l.opts.Logf(format, args...)
 	}
-}
-
-func (l *Log) recover() error {
-	ents, err := os.ReadDir(l.dir)
-	if err != nil {
-		return err
-	}
-	var bases []uint64
-	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), ".seg")
-		if !ok || e.IsDir() {
-			continue
-		}
-		b, err := strconv.ParseUint(name, 10, 64)
-		if err != nil {
-			return fmt.Errorf("wal: unexpected file %s in %s", e.Name(), l.dir)
-		}
-		bases = append(bases, b)
-	}
-	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
-	for i, base := range bases {
-		last := i == len(bases)-1
-		path := filepath.Join(l.dir, segmentName(base))
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if len(b) < segHeaderLen || string(b[:8]) != segmentMagic || binary.LittleEndian.Uint64(b[8:]) != base {
-			if !last || validBatchAfter(b, 0) {
-				return corruptf("segment %s: bad header", path)
-			}
-			// A crash while the segment was being created: it holds
-			// nothing that was acknowledged (no batch follows).
-			l.logf("wal: removing %s: incomplete segment header", path)
-			if err := os.Remove(path); err != nil {
-				return err
-			}
-			continue
-		}
-		offs, end, err := scanSegment(b, base, last)
-		if err != nil {
-			return fmt.Errorf("%w (%s)", err, path)
-		}
-		f, err := os.OpenFile(path, os.O_RDWR, 0)
-		if err != nil {
-			return err
-		}
-		if end < len(b) {
-			l.logf("wal: %s: cutting a torn final write (%d bytes at offset %d)", path, len(b)-end, end)
-			if err := f.Truncate(int64(end)); err == nil {
-				err = datasync(f)
-			}
-			if err != nil {
-				f.Close()
-				return err
-			}
-		}
-		s := &segment{base: base, first: base, path: path, f: f, offs: offs, size: int64(end)}
-		if n := len(l.segs); n > 0 {
-			prev := l.segs[n-1]
-			if len(prev.offs) == 0 || prev.lastIndex()+1 != base {
-				f.Close()
-				return corruptf("segment %s does not follow %s", path, prev.path)
-			}
-		}
-		l.segs = append(l.segs, s)
-	}
-	if len(l.segs) > 0 && len(l.segs[0].offs) > 0 {
-		l.first = l.segs[0].base
-		last := l.segs[len(l.segs)-1]
-		if len(last.offs) > 0 {
-			l.last = last.lastIndex()
-		} else {
-			l.last = last.base - 1
-		}
-	}
-	return nil
 }
 
 // IsMonotonic tells raft the store cannot hold gaps.
@@ -233,7 +181,11 @@ func (l *Log) GetLog(index uint64, log *raft.Log) error {
 func (l *Log) StoreLog(log *raft.Log) error { return l.StoreLogs([]*raft.Log{log}) }
 
 // StoreLogs appends entries, which must follow the last one without a gap
-// (any index when the log is empty), with one write.
+// (any index when the log is empty), with one write. When the write or
+// its fdatasync fails (a full disk, an I/O error), whatever part of the
+// batch reached the file is cut before StoreLogs returns the error, so the
+// log holds exactly what it held before and the next call can simply try
+// again.
 func (l *Log) StoreLogs(logs []*raft.Log) error {
 	if len(logs) == 0 {
 		return nil
@@ -248,23 +200,25 @@ func (l *Log) StoreLogs(logs []*raft.Log) error {
 			return fmt.Errorf("wal: StoreLogs: index %d does not follow %d", e.Index, l.last)
 		}
 	}
-	l.buf, l.offs = appendBatch(l.buf[:0], logs, l.offs[:0])
-	if len(l.buf)-batchHdrLen > maxBatchBody {
+	if err := l.repairAppend(); err != nil {
+		return err
+	}
+	l.buf, l.offs = appendBatch(l.buf[:0], logs, 0, l.offs[:0])
+	body := len(l.buf) - batchHdrLenV2
+	if body > maxBatchBody {
 		return fmt.Errorf("wal: StoreLogs: batch of %d bytes is too large", len(l.buf))
 	}
 	s, err := l.activeFor(logs[0].Index, int64(len(l.buf)))
 	if err != nil {
 		return err
 	}
-	if _, err := s.f.WriteAt(l.buf, s.size); err != nil {
-		l.failed = fmt.Errorf("wal: append: %w", err)
-		s.f.Truncate(s.size)
-		return l.failed
+	putBatchHeader(l.buf[:batchHdrLenV2], v2, uint32(body), uint32(len(logs)), uint32(s.synced))
+	if err := l.writeAt(s, l.buf, s.size); err != nil {
+		return l.failedAppend(s, "append", err)
 	}
 	if l.opts.SyncEveryBatch {
-		if err := datasync(s.f); err != nil {
-			l.failed = fmt.Errorf("wal: fdatasync: %w", err)
-			return l.failed
+		if err := l.sync(s.f); err != nil {
+			return l.failedAppend(s, "fdatasync", err)
 		}
 	} else {
 		l.dirty = true
@@ -279,7 +233,19 @@ func (l *Log) StoreLogs(logs []*raft.Log) error {
 	}
 	l.last = logs[len(logs)-1].Index
 	l.mu.Unlock()
+	if l.opts.SyncEveryBatch {
+		s.synced = s.size
+		l.writeMark(s)
+	}
 	return nil
+}
+
+// failedAppend cuts a failed batch and returns the error StoreLogs gives.
+func (l *Log) failedAppend(s *segment, what string, err error) error {
+	if uerr := l.undoAppend(s); uerr != nil {
+		return fmt.Errorf("wal: %s: %w (%v)", what, err, uerr)
+	}
+	return fmt.Errorf("wal: %s: %w", what, err)
 }
 
 func (l *Log) usable() error {
@@ -289,44 +255,67 @@ func (l *Log) usable() error {
 	return l.failed
 }
 
+// writeMark records s.synced in s's header. The mark becomes durable with
+// the segment's next fdatasync; until then it may be lost, never wrong: it
+// only ever claims bytes already synced. Failing to write it only weakens
+// what recovery can tell, so the error is not returned.
+func (l *Log) writeMark(s *segment) {
+	if s.ver != v2 || s.synced == s.mark {
+		return
+	}
+	putMark(l.mark[:], s.base, s.synced)
+	if _, err := s.f.WriteAt(l.mark[:], markOff); err == nil {
+		s.mark = s.synced
+	}
+}
+
 // activeFor returns the segment the next batch (n bytes, first index
-// first) goes into, starting a new one when the log is empty or the
-// active one is full.
+// first) goes into, starting a new one when the log is empty, the active
+// one is full, or it is of an older format.
 func (l *Log) activeFor(first uint64, n int64) (*segment, error) {
 	if k := len(l.segs); k > 0 {
 		s := l.segs[k-1]
-		if len(s.offs) == 0 && s.base == first {
+		if s.ver == v2 && len(s.offs) == 0 && s.base == first {
 			return s, nil
 		}
-		if len(s.offs) > 0 && s.size+n <= l.opts.SegmentSize {
+		if s.ver == v2 && len(s.offs) > 0 && s.size+n <= l.opts.SegmentSize {
 			return s, nil
 		}
 		if len(s.offs) > 0 {
-			// Seal the full segment: durable before anything follows it,
-			// so only the last segment can ever have a torn tail.
-			if err := datasync(s.f); err != nil {
-				l.failed = fmt.Errorf("wal: sealing segment: %w", err)
-				return nil, l.failed
+			// Seal the segment: durable before anything follows it, so
+			// only the last segment can ever have a torn tail.
+			if err := l.sync(s.f); err != nil {
+				return nil, fmt.Errorf("wal: sealing segment: %w", err)
 			}
+			s.synced = s.size
+			l.writeMark(s)
 		} else if err := l.removeSegments(k - 1); err != nil { // an empty segment with another base
 			return nil, err
 		}
 	}
 	s, err := l.createSegment(first)
-	if err != nil {
-		return nil, err
+	if s != nil {
+		l.mu.Lock()
+		l.segs = append(l.segs, s)
+		l.mu.Unlock()
 	}
-	l.mu.Lock()
-	l.segs = append(l.segs, s)
-	l.mu.Unlock()
-	return s, nil
+	return s, err
 }
 
+// createSegment creates the segment file for base, durably, and records
+// it in the manifest. A segment is returned (with an error) when the
+// manifest may record it even though writing it failed.
 func (l *Log) createSegment(base uint64) (*segment, error) {
+	if err := l.inject(OpCreate); err != nil {
+		return nil, fmt.Errorf("wal: creating segment: %w", err)
+	}
+	if err := l.removeStale(); err != nil {
+		return nil, err
+	}
 	path := filepath.Join(l.dir, segmentName(base))
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("wal: creating segment: %w", err)
 	}
 	if _, err := f.Write(segmentHeader(base)); err == nil {
 		err = datasync(f)
@@ -339,7 +328,16 @@ func (l *Log) createSegment(base uint64) (*segment, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("wal: creating segment: %w", err)
 	}
-	return &segment{base: base, first: base, path: path, f: f, size: segHeaderLen}, nil
+	s := &segment{base: base, first: base, ver: v2, path: path, f: f, size: segHeaderLenV2, synced: segHeaderLenV2, mark: segHeaderLenV2}
+	if renamed, err := l.writeManifest(base); err != nil {
+		if renamed {
+			return s, err
+		}
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	return s, nil
 }
 
 func syncDir(dir string) error {
@@ -354,154 +352,6 @@ func syncDir(dir string) error {
 	return err
 }
 
-// removeSegments closes and deletes l.segs[from:]. Called with wmu held.
-func (l *Log) removeSegments(from int) error {
-	l.mu.Lock()
-	gone := l.segs[from:]
-	l.segs = l.segs[:from:from]
-	l.mu.Unlock()
-	return l.deleteFiles(gone)
-}
-
-func (l *Log) deleteFiles(gone []*segment) error {
-	var first error
-	for _, s := range gone {
-		s.f.Close()
-		if err := os.Remove(s.path); err != nil && first == nil {
-			first = err
-		}
-	}
-	if len(gone) > 0 {
-		if err := syncDir(l.dir); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
-
-// DeleteRange deletes entries min through max: a prefix (after a
-// snapshot), a suffix (a follower's conflicting entries), or everything.
-func (l *Log) DeleteRange(min, max uint64) error {
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	if err := l.usable(); err != nil {
-		return err
-	}
-	if l.first == 0 || max < l.first || min > l.last || min > max {
-		return nil
-	}
-	switch {
-	case min <= l.first && max >= l.last:
-		// The segments and the bounds change in one step: a reader must
-		// never see bounds that name entries without their segments.
-		l.mu.Lock()
-		gone := l.segs
-		l.segs = l.segs[:0:0]
-		l.first, l.last = 0, 0
-		l.mu.Unlock()
-		return l.deleteFiles(gone)
-	case min <= l.first:
-		return l.deletePrefix(max)
-	case max >= l.last:
-		return l.deleteSuffix(min)
-	}
-	return fmt.Errorf("wal: DeleteRange(%d, %d) is neither a prefix nor a suffix of [%d, %d]", min, max, l.first, l.last)
-}
-
-// deletePrefix moves the first index past max, removes the segments that
-// fall wholly below it (never the active one) and drops the deleted
-// entries' offsets from the index, so the index holds only what raft
-// keeps (its trailing logs), however large the segment.
-func (l *Log) deletePrefix(max uint64) error {
-	l.mu.Lock()
-	l.first = max + 1
-	k := 0
-	for k < len(l.segs)-1 && l.segs[k].lastIndex() <= max {
-		k++
-	}
-	gone := append([]*segment(nil), l.segs[:k]...)
-	l.segs = append(l.segs[:0], l.segs[k:]...)
-	if s := l.segs[0]; s.first < l.first {
-		n := l.first - s.first
-		s.first = l.first
-		if rest := s.offs[n:]; len(rest) < cap(s.offs)/2 {
-			s.offs = append(make([]uint32, 0, len(rest)+len(rest)/4), rest...)
-		} else {
-			s.offs = rest
-		}
-	}
-	l.mu.Unlock()
-	return l.deleteFiles(gone)
-}
-
-// deleteSuffix removes entries min and after.
-func (l *Log) deleteSuffix(min uint64) error {
-	i := sort.Search(len(l.segs), func(i int) bool { return l.segs[i].base > min }) - 1
-	s := l.segs[i]
-	var gone []*segment
-	l.mu.Lock()
-	gone = append(gone, l.segs[i+1:]...)
-	l.segs = l.segs[:i+1]
-	l.last = min - 1
-	l.mu.Unlock()
-	if err := l.deleteFiles(gone); err != nil {
-		return err
-	}
-	if min == s.first { // the whole segment goes (it is not the first: min > first)
-		return l.removeSegments(i)
-	}
-	cut := int64(s.offs[min-s.first])
-	if err := cutBatch(s.f, cut); err != nil {
-		l.failed = fmt.Errorf("wal: truncating: %w", err)
-		return l.failed
-	}
-	l.mu.Lock()
-	s.offs = s.offs[:min-s.first]
-	s.size = cut
-	l.mu.Unlock()
-	return nil
-}
-
-// cutBatch truncates a segment file at entry offset cut. When the cut
-// falls inside a batch, that batch's header is rewritten to end there, so
-// recovery does not mistake the shortened batch for a torn write.
-func cutBatch(f *os.File, cut int64) error {
-	b := make([]byte, cut)
-	if _, err := f.ReadAt(b, 0); err != nil {
-		return err
-	}
-	off := segHeaderLen
-	for off < len(b) {
-		body, _, ok := batchHeader(b[off:])
-		if !ok {
-			return corruptf("damaged batch at offset %d while truncating", off)
-		}
-		end := off + batchHdrLen + int(body)
-		if end > len(b) { // the cut is inside this batch
-			count := 0
-			for p := off + batchHdrLen; p < len(b); {
-				n, ok := entryLen(b[p:])
-				if !ok {
-					return corruptf("damaged entry at offset %d while truncating", p)
-				}
-				p += n
-				count++
-			}
-			hdr := make([]byte, batchHdrLen)
-			putBatchHeader(hdr, uint32(len(b)-off-batchHdrLen), uint32(count))
-			if _, err := f.WriteAt(hdr, int64(off)); err != nil {
-				return err
-			}
-			break
-		}
-		off = end
-	}
-	if err := f.Truncate(cut); err != nil {
-		return err
-	}
-	return datasync(f)
-}
-
 // Sync makes every appended entry durable. Appends continue while it
 // runs.
 func (l *Log) Sync() error {
@@ -510,14 +360,23 @@ func (l *Log) Sync() error {
 		l.wmu.Unlock()
 		return nil
 	}
-	f := l.segs[len(l.segs)-1].f
+	s := l.segs[len(l.segs)-1]
+	size, gen := s.size, s.gen
 	l.dirty = false
 	l.wmu.Unlock()
-	if err := datasync(f); err != nil && !errors.Is(err, os.ErrClosed) {
-		l.wmu.Lock()
+	err := l.sync(s.f)
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if err != nil {
+		if errors.Is(err, os.ErrClosed) {
+			return nil
+		}
 		l.dirty = true
-		l.wmu.Unlock()
-		return err
+		return fmt.Errorf("wal: fdatasync: %w", err)
+	}
+	if !l.closed && s.gen == gen && size > s.synced {
+		s.synced = size
+		l.writeMark(s)
 	}
 	return nil
 }
@@ -534,8 +393,13 @@ func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for i, s := range l.segs {
-		if i == len(l.segs)-1 && l.failed == nil {
-			err = datasync(s.f)
+		if i == len(l.segs)-1 && l.repair == nil && l.failed == nil && (s.synced < s.size || s.mark < s.synced) {
+			// Sync, record it in the mark, and sync the mark.
+			if err = datasync(s.f); err == nil {
+				s.synced = s.size
+				l.writeMark(s)
+				err = datasync(s.f)
+			}
 		}
 		if cerr := s.f.Close(); err == nil {
 			err = cerr

@@ -1,0 +1,236 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/hashicorp/raft"
+)
+
+// faults is an Options.Inject that fails the operations it is told to.
+type faults struct {
+	mu   sync.Mutex
+	fail map[Op]error
+}
+
+func (f *faults) set(op Op, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.fail == nil {
+		f.fail = map[Op]error{}
+	}
+	if err == nil {
+		delete(f.fail, op)
+	} else {
+		f.fail[op] = err
+	}
+}
+
+func (f *faults) inject(op Op) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fail[op]
+}
+
+// TestFailedAppendIsCut: an append whose write or fdatasync fails (half
+// the batch written) returns the error and leaves the log exactly as it
+// was, in memory and on disk, even across a crash; the next append works.
+func TestFailedAppendIsCut(t *testing.T) {
+	for _, op := range []Op{OpWrite, OpSync} {
+		for _, sync := range []bool{true, false} {
+			if op == OpSync && !sync {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/sync=%v", op, sync), func(t *testing.T) {
+				r := newRand(t)
+				dir := t.TempDir()
+				var fs faults
+				l := open(t, dir, Options{SyncEveryBatch: sync, Inject: fs.inject})
+				m := model{}
+				appendRandom(t, r, l, m, 1, 50, 1)
+				_, size := lastSegment(t, dir)
+				fs.set(op, syscall.EIO)
+				for range 3 {
+					err := l.StoreLogs([]*raft.Log{mkLog(r, 51, 1), mkLog(r, 52, 1)})
+					if !errors.Is(err, syscall.EIO) {
+						t.Fatalf("StoreLogs with a failing %s: %v, want EIO", op, err)
+					}
+					if _, now := lastSegment(t, dir); now != size {
+						t.Fatalf("segment is %d bytes after a failed append, was %d", now, size)
+					}
+					checkLog(t, l, m, 1, 50)
+				}
+				checkRecovers(t, r, copyDir(t, dir), m, 50) // a crash now
+				fs.set(op, nil)
+				appendRandom(t, r, l, m, 51, 80, 1)
+				l.Close()
+				l = open(t, dir, Options{})
+				checkLog(t, l, m, 1, 80)
+			})
+		}
+	}
+}
+
+// TestFailedCutIsRepaired: when cutting a failed append fails too, the
+// next append cuts it first, and only then appends.
+func TestFailedCutIsRepaired(t *testing.T) {
+	r := newRand(t)
+	dir := t.TempDir()
+	var fs faults
+	l := open(t, dir, Options{SyncEveryBatch: true, Inject: fs.inject})
+	m := model{}
+	appendRandom(t, r, l, m, 1, 50, 1)
+	fs.set(OpWrite, syscall.ENOSPC)
+	fs.set(OpTruncate, syscall.EIO)
+	if err := l.StoreLog(mkLog(r, 51, 1)); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("StoreLog: %v, want ENOSPC", err)
+	}
+	fs.set(OpWrite, nil)
+	if err := l.StoreLog(mkLog(r, 51, 1)); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("StoreLog while the cut still fails: %v, want EIO", err)
+	}
+	fs.set(OpTruncate, nil)
+	appendRandom(t, r, l, m, 51, 60, 1)
+	l.Close()
+	l = open(t, dir, Options{})
+	checkLog(t, l, m, 1, 60)
+}
+
+// TestFailedSegmentCreation: a new segment that cannot be created or
+// recorded leaves no file behind; the append is retried into it later.
+func TestFailedSegmentCreation(t *testing.T) {
+	for _, op := range []Op{OpCreate, OpManifest} {
+		t.Run(string(op), func(t *testing.T) {
+			r := newRand(t)
+			dir := t.TempDir()
+			var fs faults
+			l := open(t, dir, Options{SegmentSize: 2 << 10, Inject: fs.inject})
+			m := model{}
+			appendRandom(t, r, l, m, 1, 20, 1)
+			fs.set(op, syscall.ENOSPC)
+			var next uint64 = 21
+			var err error
+			for ; next < 500; next++ { // until a new segment is needed
+				e := mkLog(r, next, 1)
+				if err = l.StoreLog(e); err != nil {
+					break
+				}
+				m[next] = e
+			}
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("StoreLog into a new segment: %v, want ENOSPC", err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, segmentName(next))); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("failed segment left behind: %v", err)
+			}
+			checkRecovers(t, r, copyDir(t, dir), m, next-1)
+			fs.set(op, nil)
+			appendRandom(t, r, l, m, next, next+50, 1)
+			l.Close()
+			l = open(t, dir, Options{})
+			checkLog(t, l, m, 1, next+50)
+		})
+	}
+}
+
+// TestSyncFailure: everysec's Sync reports a failed fdatasync, and a later
+// one syncs what the failed one did not.
+func TestSyncFailure(t *testing.T) {
+	r := newRand(t)
+	dir := t.TempDir()
+	var fs faults
+	l := open(t, dir, Options{Inject: fs.inject})
+	m := model{}
+	appendRandom(t, r, l, m, 1, 50, 1)
+	fs.set(OpSync, syscall.EIO)
+	if err := l.Sync(); !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Sync: %v, want EIO", err)
+	}
+	l.mu.RLock()
+	s := l.segs[0]
+	l.mu.RUnlock()
+	if s.synced == s.size {
+		t.Fatal("a failed Sync counted as synced")
+	}
+	fs.set(OpSync, nil)
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if s.synced != s.size {
+		t.Fatalf("synced %d of %d after a successful Sync", s.synced, s.size)
+	}
+}
+
+// mountTmpfs mounts a tmpfs of size bytes on a new directory, or skips
+// the test where that is not allowed.
+func mountTmpfs(t *testing.T, size int) string {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput()
+	if err != nil {
+		t.Skipf("cannot mount a tmpfs here (needs root): %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// TestFullDisk fills a real (tmpfs) file system: appends fail with ENOSPC
+// and change nothing; once space is freed they resume, and a reopen finds
+// exactly what was acknowledged.
+func TestFullDisk(t *testing.T) {
+	for _, sync := range []bool{true, false} {
+		t.Run(fmt.Sprint("sync=", sync), func(t *testing.T) {
+			r := newRand(t)
+			mnt := mountTmpfs(t, 1<<20)
+			ballast := filepath.Join(mnt, "ballast")
+			if err := os.WriteFile(ballast, make([]byte, 256<<10), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(mnt, "wal")
+			opts := Options{SyncEveryBatch: sync, SegmentSize: 64 << 10}
+			l := open(t, dir, opts)
+			m := model{}
+			var next uint64 = 1
+			var err error
+			for ; ; next++ {
+				e := mkLog(r, next, 1)
+				e.Data = make([]byte, 1000)
+				if err = l.StoreLog(e); err != nil {
+					break
+				}
+				m[next] = e
+			}
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatalf("append on a full disk: %v, want ENOSPC", err)
+			}
+			t.Logf("disk full after %d entries: %v", next-1, err)
+			for range 3 {
+				e := mkLog(r, next, 1)
+				e.Data = make([]byte, 1000)
+				if err := l.StoreLog(e); !errors.Is(err, syscall.ENOSPC) {
+					t.Fatalf("append again: %v, want ENOSPC", err)
+				}
+			}
+			checkLog(t, l, m, 1, next-1)
+			if err := os.Remove(ballast); err != nil {
+				t.Fatal(err)
+			}
+			appendRandom(t, r, l, m, next, next+100, 1)
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			l = open(t, dir, opts)
+			checkLog(t, l, m, 1, next+100)
+		})
+	}
+}

@@ -1,0 +1,91 @@
+package wal
+
+import (
+	"encoding/binary"
+	"maps"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hashicorp/raft"
+)
+
+// writeV1Segment writes a segment in the version 1 format (as earlier
+// builds did): entries from base in batches of up to 5.
+func writeV1Segment(t *testing.T, r *rand.Rand, dir string, m model, base, last uint64) {
+	t.Helper()
+	b := make([]byte, segHeaderLenV1)
+	copy(b, segmentMagicPrefix)
+	b[7] = byte(v1)
+	binary.LittleEndian.PutUint64(b[8:], base)
+	for i := base; i <= last; {
+		n := min(uint64(1+r.IntN(5)), last-i+1)
+		var logs []*raft.Log
+		for k := range n {
+			e := mkLog(r, i+k, 1)
+			m[e.Index] = e
+			logs = append(logs, e)
+		}
+		v2batch, _ := appendBatch(nil, logs, 0, nil)
+		hdr := make([]byte, batchHdrLenV1)
+		putBatchHeader(hdr, v1, uint32(len(v2batch)-batchHdrLenV2), uint32(n), 0)
+		b = append(b, hdr...)
+		b = append(b, v2batch[batchHdrLenV2:]...)
+		i += n
+	}
+	if err := os.WriteFile(filepath.Join(dir, segmentName(base)), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVersion1Log: a log written by an earlier build (version 1
+// segments, no manifest) opens, is appended to in a new version 2
+// segment, cut back and reopened; its torn tail is cut.
+func TestVersion1Log(t *testing.T) {
+	r := newRand(t)
+	dir := t.TempDir()
+	m := model{}
+	writeV1Segment(t, r, dir, m, 1, 100)
+	writeV1Segment(t, r, dir, m, 101, 200)
+	torn, tornModel := copyDir(t, dir), maps.Clone(m)
+
+	l := open(t, dir, Options{SyncEveryBatch: true})
+	checkLog(t, l, m, 1, 200)
+	appendRandom(t, r, l, m, 201, 250, 1)
+	if n := len(segFiles(t, dir)); n != 3 {
+		t.Fatalf("%d segments, want the 2 old ones and a new one", n)
+	}
+	// A suffix cut inside a version 1 segment rewrites its batch header
+	// in that format.
+	if err := l.DeleteRange(150, 250); err != nil {
+		t.Fatal(err)
+	}
+	appendRandom(t, r, l, m, 150, 170, 2)
+	l.Close()
+	l = open(t, dir, Options{})
+	checkLog(t, l, m, 1, 170)
+	l.Close()
+
+	// The old format's tail, cut anywhere in its last batch, or zeroed.
+	p := filepath.Join(torn, segmentName(101))
+	full, _ := os.ReadFile(p)
+	for cut := len(full) - 1; cut > len(full)-60; cut-- {
+		d := copyDir(t, torn)
+		os.WriteFile(filepath.Join(d, segmentName(101)), full[:cut], 0o644)
+		l := open(t, d, Options{})
+		la, _ := l.LastIndex()
+		if la < 190 || la >= 200 {
+			t.Fatalf("cut at %d: last = %d", cut, la)
+		}
+		checkLog(t, l, tornModel, 1, la)
+		l.Close()
+	}
+	// Damage in the older segment is corruption.
+	d := copyDir(t, torn)
+	p = filepath.Join(d, segmentName(1))
+	b, _ := os.ReadFile(p)
+	b[segHeaderLenV1+batchHdrLenV1+12] ^= 1
+	os.WriteFile(p, b, 0o644)
+	wantCorrupt(t, d, "sealed")
+}
