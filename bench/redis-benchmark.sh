@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# bench/redis-benchmark.sh: Goblin against Redis as users measure them,
+# with redis-benchmark itself: 50 clients, one command in flight per client
+# (-P 1) and 16 (-P 16), random members, in one key and across many keys.
+#
+# Every engine starts fresh on free loopback ports for each repetition, runs
+# every workload, and stops; the order of engines reverses every repetition
+# so slow drifts of a shared machine hit them alike. Then a table of the
+# median and the worst repetition of each engine, and Goblin's ratios to the
+# Redis engine that makes the same promise:
+#
+#   $OUT/results.csv  rep,engine,via,workload,pipeline,rps,p50_ms
+#   $OUT/table.md     medians, worst reps, ratios
+#   $OUT/machine.txt  the machine, versions, fdatasync latency and load
+#
+# Engines (ENGINES):
+#   redis               redis-server without persistence
+#   redis-always        redis-server, appendonly yes, appendfsync always
+#   redis-repl          a primary and 2 replicas, all appendfsync always;
+#                       writes via the primary, reads via the primary and a replica
+#   goblin-always       single goblind, --fsync always (the default)
+#   goblin-everysec     single goblind, --fsync everysec
+#   goblin-3node        three goblind, --fsync always; writes and
+#                       linearizable reads via the leader and via a follower
+#
+# Workloads (WORKLOADS), each a redis-benchmark command:
+#   zadd       ZADD bench:k <random score> m<random>          (one key)
+#   zadd-keys  ZADD bench:<random> <random score> m<random>   (many keys)
+#   zincrby    ZINCRBY bench:k 1 m<random>
+#   zscore     ZSCORE bench:k m<random>     (bench:k holds every member)
+#   zrank      ZRANK bench:k m<random>
+#
+# Knobs: REPS=5 CLIENTS=50 PIPELINES="1 16" MEMBERS=100000
+#   N1=100000 (requests at -P 1) N16=400000 (at -P 16)
+#   ENGINES="redis-always redis-repl goblin-always goblin-3node redis goblin-everysec"
+#   WORKLOADS="zadd zadd-keys zincrby zscore zrank" OUT=bench/results/rb-<UTC time>
+# A quick smoke run: REPS=1 N1=5000 N16=20000 bench/redis-benchmark.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+REPS=${REPS:-5}
+CLIENTS=${CLIENTS:-50}
+PIPELINES=${PIPELINES:-"1 16"}
+MEMBERS=${MEMBERS:-100000}
+N1=${N1:-100000}
+N16=${N16:-400000}
+ENGINES=${ENGINES:-"redis-always redis-repl goblin-always goblin-3node redis goblin-everysec"}
+WORKLOADS=${WORKLOADS:-"zadd zadd-keys zincrby zscore zrank"}
+OUT=${OUT:-bench/results/rb-$(date -u +%Y%m%dT%H%M%SZ)}
+
+for tool in redis-server redis-cli redis-benchmark python3; do
+	command -v "$tool" >/dev/null || {
+		echo "needs $tool (apt-get install -y redis-server redis-tools python3)" >&2
+		exit 1
+	}
+done
+
+mkdir -p "$OUT/bin"
+OUT=$(cd "$OUT" && pwd)
+WORK=$(mktemp -d /tmp/goblin-rb.XXXXXX)
+PIDS=()
+cleanup() {
+	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+
+echo "== building goblind into $OUT/bin"
+go build -o "$OUT/bin/goblind" ./cmd/goblind
+GOBLIND="$OUT/bin/goblind"
+
+# freeport: a loopback TCP port below the kernel's ephemeral range that
+# nothing listens on (so no outgoing connection can take it meanwhile).
+freeport() {
+	python3 - <<'EOF'
+import random, socket
+while True:
+    p = random.randint(20000, 32000)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+        s.close()
+        print(p)
+        break
+    except OSError:
+        s.close()
+EOF
+}
+
+waitping() {
+	for _ in $(seq 300); do
+		[ "$(redis-cli -p "$1" PING 2>/dev/null)" = PONG ] && return 0
+		sleep 0.1
+	done
+	echo "server on port $1 did not answer PING" >&2
+	return 1
+}
+
+# fdatasync latency of the disk the data lives on: 2,000 4 KiB O_DSYNC writes.
+dsync_latency() {
+	local f="$WORK/dsync" t
+	t=$(dd if=/dev/zero of="$f" bs=4k count=2000 oflag=dsync 2>&1 | awk '/copied/ {print $(NF-3)}')
+	rm -f "$f"
+	python3 -c "print(f'{float(\"$t\") / 2000 * 1e3:.3f} ms per 4 KiB O_DSYNC write')"
+}
+
+{
+	echo "date: $(date -u +%FT%TZ)"
+	echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
+	echo "kernel: $(uname -sr)"
+	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+	echo "go: $(go version | cut -d' ' -f3-)"
+	echo "redis-server: $(redis-server --version)"
+	echo "disk: $(dsync_latency)"
+	echo "settings: REPS=$REPS CLIENTS=$CLIENTS PIPELINES=$PIPELINES MEMBERS=$MEMBERS N1=$N1 N16=$N16"
+	echo "engines: $ENGINES"
+	echo "workloads: $WORKLOADS"
+	echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+} >"$OUT/machine.txt"
+cat "$OUT/machine.txt"
+
+# start ENGINE: starts it fresh; sets PORT (writes and reads) and, for the
+# replicated engines, SECOND (a replica or follower, for reads and, on
+# Goblin, forwarded writes).
+start() {
+	local engine=$1 dir="$WORK/$1"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	SPIDS=()
+	PORT=$(freeport)
+	SECOND=""
+	case $engine in
+	redis | redis-always)
+		local aof=(--appendonly no)
+		[ "$engine" = redis-always ] && aof=(--appendonly yes --appendfsync always)
+		redis-server --port "$PORT" --bind 127.0.0.1 --dir "$dir" --save '' "${aof[@]}" \
+			--logfile "$dir/redis.log" &
+		SPIDS+=($!)
+		;;
+	redis-repl)
+		local p
+		for i in 0 1 2; do
+			mkdir -p "$dir/r$i"
+			p=$PORT
+			[ "$i" -gt 0 ] && p=$(freeport)
+			local repl=()
+			[ "$i" -gt 0 ] && repl=(--replicaof 127.0.0.1 "$PORT")
+			[ "$i" -eq 1 ] && SECOND=$p
+			redis-server --port "$p" --bind 127.0.0.1 --dir "$dir/r$i" --save '' --appendonly yes \
+				--appendfsync always "${repl[@]}" --logfile "$dir/r$i/redis.log" &
+			SPIDS+=($!)
+		done
+		waitping "$PORT"
+		for _ in $(seq 300); do
+			[ "$(redis-cli -p "$PORT" INFO replication | tr -d '\r' | awk -F: '/^connected_slaves/ {print $2}')" = 2 ] && break
+			sleep 0.1
+		done
+		;;
+	goblin-always | goblin-everysec)
+		"$GOBLIND" --addr "127.0.0.1:$PORT" --data "$dir" --fsync "${engine#goblin-}" \
+			--log-level warn 2>"$dir/goblind.log" &
+		SPIDS+=($!)
+		;;
+	goblin-3node)
+		local ports=() gossip=() seeds
+		for _ in 1 2 3; do
+			ports+=("$(freeport)")
+			gossip+=("127.0.0.1:$(freeport)")
+		done
+		seeds=$(IFS=,; echo "${gossip[*]}")
+		for i in 0 1 2; do
+			mkdir -p "$dir/n$i"
+			"$GOBLIND" --id "n$i" --addr "127.0.0.1:${ports[$i]}" --raft-addr "127.0.0.1:$(freeport)" \
+				--gossip-addr "${gossip[$i]}" --join "$seeds" --bootstrap-expect 3 \
+				--data "$dir/n$i" --fsync always --log-level warn 2>"$dir/n$i.log" &
+			SPIDS+=($!)
+		done
+		PORT=""
+		for _ in $(seq 300); do
+			for p in "${ports[@]}"; do
+				[ "$(redis-cli -p "$p" ROLE 2>/dev/null | head -1)" = master ] && PORT=$p
+			done
+			[ -n "$PORT" ] && break
+			sleep 0.1
+		done
+		[ -n "$PORT" ] || { echo "3-node cluster elected no leader" >&2; return 1; }
+		for p in "${ports[@]}"; do [ "$p" != "$PORT" ] && SECOND=$p && break; done
+		;;
+	*)
+		echo "unknown engine $engine" >&2
+		return 1
+		;;
+	esac
+	PIDS+=("${SPIDS[@]}")
+	waitping "$PORT"
+	for _ in $(seq 100); do
+		redis-cli -p "$PORT" ZADD bench:ready 1 1 >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	# Every member of bench:k exists, for the reads; redis-benchmark's
+	# __rand_int__ is 12 digits, zero-padded.
+	python3 -c "
+import sys
+m = $MEMBERS
+out = sys.stdout.buffer
+for lo in range(0, m, 1000):
+    args = [b'ZADD', b'bench:k']
+    for i in range(lo, min(lo + 1000, m)):
+        args += [str(i).encode(), b'm%012d' % i]
+    out.write(b'*%d\r\n' % len(args) + b''.join(b'\$%d\r\n%s\r\n' % (len(a), a) for a in args))
+" | redis-cli -p "$PORT" --pipe >/dev/null
+	if [ -n "$SECOND" ]; then
+		# The replica or follower has the members too before it is measured.
+		for _ in $(seq 300); do
+			[ "$(redis-cli -p "$SECOND" READONLY >/dev/null; redis-cli -p "$SECOND" ZCARD bench:k 2>/dev/null)" = "$MEMBERS" ] && break
+			sleep 0.1
+		done
+	fi
+}
+
+stop() {
+	for pid in "${SPIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+	for pid in "${SPIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+
+command_of() {
+	case $1 in
+	zadd) echo "ZADD bench:k __rand_int__ m__rand_int__" ;;
+	zadd-keys) echo "ZADD bench:__rand_int__ __rand_int__ m__rand_int__" ;;
+	zincrby) echo "ZINCRBY bench:k 1 m__rand_int__" ;;
+	zscore) echo "ZSCORE bench:k m__rand_int__" ;;
+	zrank) echo "ZRANK bench:k m__rand_int__" ;;
+	*) echo "unknown workload $1" >&2; return 1 ;;
+	esac
+}
+
+# bench ENGINE REP VIA PORT WORKLOAD: one redis-benchmark run per pipeline depth.
+bench() {
+	local engine=$1 rep=$2 via=$3 port=$4 workload=$5 cmd n line
+	read -r -a cmd <<<"$(command_of "$workload")"
+	for p in $PIPELINES; do
+		n=$N16
+		[ "$p" = 1 ] && n=$N1
+		line=$(timeout 300 redis-benchmark -p "$port" -c "$CLIENTS" -P "$p" -n "$n" -r "$MEMBERS" --csv "${cmd[@]}" |
+			tail -1) || line=""
+		# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",...
+		local rps p50
+		rps=$(echo "$line" | cut -d, -f2 | tr -d '"')
+		p50=$(echo "$line" | cut -d, -f5 | tr -d '"')
+		[ -n "$rps" ] || { rps=0; p50=0; echo "!! $engine $via $workload -P $p failed" | tee -a "$OUT/failures.txt"; }
+		echo "$rep,$engine,$via,$workload,$p,$rps,$p50" | tee -a "$OUT/results.csv"
+	done
+}
+
+echo "rep,engine,via,workload,pipeline,rps,p50_ms" >"$OUT/results.csv"
+read -r -a engines <<<"$ENGINES"
+for rep in $(seq "$REPS"); do
+	order=("${engines[@]}")
+	if [ $((rep % 2)) -eq 0 ]; then
+		order=()
+		for ((i = ${#engines[@]} - 1; i >= 0; i--)); do order+=("${engines[$i]}"); done
+	fi
+	for engine in "${order[@]}"; do
+		echo "== repetition $rep/$REPS: $engine (load $(cut -d' ' -f1 /proc/loadavg))"
+		if ! start "$engine"; then
+			echo "!! $engine did not start in repetition $rep" | tee -a "$OUT/failures.txt"
+			stop
+			continue
+		fi
+		for w in $WORKLOADS; do
+			bench "$engine" "$rep" primary "$PORT" "$w"
+			if [ -n "$SECOND" ]; then
+				case $engine:$w in
+				redis-repl:zscore | redis-repl:zrank | goblin-3node:*)
+					bench "$engine" "$rep" second "$SECOND" "$w" ;;
+				esac
+			fi
+		done
+		stop
+	done
+done
+echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
+
+python3 bench/rb-table.py "$OUT/results.csv" | tee "$OUT/table.md"
+echo "results in $OUT"
