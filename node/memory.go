@@ -214,7 +214,7 @@ func (n *Node) splitBatch(e *raftfsm.Entry, term uint64) *Pending {
 		if len(run.Commands) > 1 {
 			run.Op = raftfsm.OpBatch
 		}
-		f.parts = append(f.parts, n.raft.Apply(run.Encode(nil), enqueueTimeout))
+		f.parts = append(f.parts, n.group.submit(run.Encode(nil)))
 		run.Commands = nil
 	}
 	for i := range e.Commands {

@@ -113,6 +113,8 @@ type Node struct {
 
 	// props are this node's entries in flight (proposals.go).
 	props *proposals
+	// group hands this node's entries to Raft in batches (groupcommit.go).
+	group *groupCommit
 
 	notify   chan bool
 	stop     chan struct{}
@@ -254,6 +256,10 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node: start raft: %w", err)
 	}
 	n.raft = r
+	// The flusher is not waited for at Close: it may wait on a future
+	// that only Raft's shutdown answers, and it ends by itself after.
+	n.group = newGroupCommit(r, n.stop)
+	go n.group.run()
 	n.loadPendingRestore()
 	n.raftRef.Store(r)
 	if idx, term := lastSnapshot(r); idx > 0 {

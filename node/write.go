@@ -110,7 +110,7 @@ func (n *Node) proposeLocal(p *Pending) {
 		return
 	}
 	p.start(term)
-	p.f = n.raft.Apply(p.data, enqueueTimeout)
+	p.f = n.group.submit(p.data)
 }
 
 // start fences p's entry to term and, for the node's own entries,

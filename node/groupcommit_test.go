@@ -1,0 +1,69 @@
+package node
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+// Entries proposed while a batch is in flight reach Raft together, every
+// writer's entries apply in the order it proposed them, and each gets its
+// own result.
+func TestGroupCommitBatchesAndKeepsOrder(t *testing.T) {
+	n := mustNewNode(t, t.TempDir(), nil)
+	waitReady(t, n)
+	const writers, perWriter = 16, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := fmt.Sprintf("w%d", w)
+			// Pipelined like a client: propose everything, then wait in order.
+			waits := make([]func() (raftfsm.Result, error), 0, perWriter)
+			for i := range perWriter {
+				// ZINCRBY's reply is the running total, so a reordered or
+				// lost entry shows in the replies.
+				e := &raftfsm.Entry{Op: raftfsm.OpCommand, Time: n.Now(), Proto: 2,
+					Commands: []raftfsm.Command{{Argv: [][]byte{[]byte("ZINCRBY"), []byte(key), []byte(fmt.Sprint(i + 1)), []byte("m")}}}}
+				waits = append(waits, n.Propose(e))
+			}
+			total := 0
+			for i, wait := range waits {
+				res, err := wait()
+				if err != nil {
+					errs <- fmt.Errorf("writer %d entry %d: %v", w, i, err)
+					return
+				}
+				total += i + 1
+				want := fmt.Sprintf("$%d\r\n%d\r\n", len(fmt.Sprint(total)), total)
+				if string(res.Reply) != want {
+					errs <- fmt.Errorf("writer %d entry %d: reply %q, want %q", w, i, res.Reply, want)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	batches, entries, largest := n.GroupCommitStats()
+	t.Logf("group commit: %d entries in %d batches, largest %d", entries, batches, largest)
+	if entries < writers*perWriter {
+		t.Errorf("group commit counted %d entries, want at least %d", entries, writers*perWriter)
+	}
+	if largest < 2 {
+		t.Errorf("no batch held more than one entry (%d batches): entries were not grouped", batches)
+	}
+	for w := range writers {
+		want := fmt.Sprint(perWriter * (perWriter + 1) / 2)
+		if got := score(n, fmt.Sprintf("w%d", w), "m"); got != want {
+			t.Errorf("w%d: score %s, want %s", w, got, want)
+		}
+	}
+}
