@@ -34,6 +34,7 @@
 #   N1=100000 (requests at -P 1) N16=400000 (at -P 16)
 #   ENGINES="redis-always redis-repl goblin-always goblin-3node redis goblin-everysec"
 #   WORKLOADS="zadd zadd-keys zincrby zscore zrank" OUT=bench/results/rb-<UTC time>
+#   GOBLIND=<a goblind binary to measure instead of building this tree's>
 # A quick smoke run: REPS=1 N1=5000 N16=20000 bench/redis-benchmark.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,9 +67,11 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-echo "== building goblind into $OUT/bin"
-go build -o "$OUT/bin/goblind" ./cmd/goblind
-GOBLIND="$OUT/bin/goblind"
+if [ -z "${GOBLIND:-}" ]; then
+	echo "== building goblind into $OUT/bin"
+	go build -o "$OUT/bin/goblind" ./cmd/goblind
+	GOBLIND="$OUT/bin/goblind"
+fi
 
 # freeport: a loopback TCP port below the kernel's ephemeral range that
 # nothing listens on (so no outgoing connection can take it meanwhile).
@@ -108,6 +111,7 @@ dsync_latency() {
 {
 	echo "date: $(date -u +%FT%TZ)"
 	echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
+	echo "goblind: $GOBLIND"
 	echo "kernel: $(uname -sr)"
 	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
 	echo "go: $(go version | cut -d' ' -f3-)"
