@@ -2,13 +2,15 @@ package node
 
 import (
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
 
-// Group commit: the entries clients propose while a batch of entries is
-// being written, fsynced, committed and applied are held here, and handed
-// to Raft together once that batch is applied.
+// Group commit: the entries proposed while a batch is being written,
+// fsynced, committed and applied are held here, and handed to Raft
+// together once the state machine has applied a batch.
 //
 // Raft's leader takes whatever waits in its queue, appends it to the log
 // with one write and one fdatasync, and goes back for more. Handed over
@@ -20,23 +22,34 @@ import (
 // event loop writes and fsyncs the commands of all ready clients at once:
 // one fdatasync, one AppendEntries round and one apply for all of them.
 //
-// A node with nothing in flight hands an entry over at once, so one client
-// with one command in flight waits for nothing more than before. Order is
-// kept: entries reach Raft in the order they were submitted, whether at
-// once or from the queue. Only the leader submits (followers forward to
-// it), and every entry still carries its own term fence and proposal ID.
+// With nothing in flight an entry is handed over at once, by its
+// proposer, and its proposer alone reads Raft's future (they are not safe
+// for two readers): one client with one command in flight waits for
+// nothing more than before. Held entries are handed over by the flusher
+// goroutine when the state machine reports an applied batch (an apply
+// callback, so nothing reads a future twice), when leadership changes, or
+// after holdLimit at the latest, so nothing is held for long whatever
+// became of the batch in flight. Order is kept: entries reach Raft in the
+// order they were submitted. Only a leader submits (followers forward to
+// it), and every entry keeps its own term fence and proposal ID.
 type groupCommit struct {
 	raft *raft.Raft
 	stop <-chan struct{}
 
+	// busy: a batch was handed to Raft since the last applied batch. Set
+	// under mu; cleared without it by the state machine's callback, which
+	// must never wait for a lock held while Raft's queue is full.
+	busy atomic.Bool
+	// held is len(queue), for that callback.
+	held atomic.Int64
+
 	mu sync.Mutex
-	// inflight is the batch handed to Raft and not yet answered; empty
-	// when nothing is in flight. queue is what waits for the next batch.
-	inflight []*groupFuture
-	queue    []*groupFuture
-	// kick tells the flusher that a batch was handed to Raft.
+	// queue is what waits for the next batch.
+	queue []*heldFuture
+	// kick wakes the flusher: something was queued, a batch applied, or
+	// leadership changed.
 	kick chan struct{}
-	// ended: the flusher has stopped, and no future would be answered.
+	// ended: the flusher has stopped; a held entry would never be handed.
 	ended bool
 
 	// Batches handed to Raft, the entries in them, the largest.
@@ -44,91 +57,113 @@ type groupCommit struct {
 	largest          int
 }
 
-func newGroupCommit(r *raft.Raft, stop <-chan struct{}) *groupCommit {
-	return &groupCommit{raft: r, stop: stop, kick: make(chan struct{}, 1)}
+// holdLimit bounds how long entries are held for one batch in flight.
+const holdLimit = 100 * time.Millisecond
+
+// newGroupCommit makes the group commit of a node; its raft is set once
+// Raft runs, before anything is submitted (the state machine may call
+// applied before).
+func newGroupCommit(stop <-chan struct{}) *groupCommit {
+	return &groupCommit{stop: stop, kick: make(chan struct{}, 1)}
 }
 
-// submit hands data to Raft now, or with the next batch once the one in
-// flight is answered. The future answers as raft.Apply's would.
+// submit hands data to Raft now, or with the next batch. The future
+// answers as raft.Apply's would, to one reader.
 func (g *groupCommit) submit(data []byte) raft.ApplyFuture {
-	f := &groupFuture{data: data, done: make(chan struct{})}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.ended {
-		f.err = raft.ErrRaftShutdown
-		close(f.done)
-		return f
+		return raft.ApplyFuture(errorFuture{raft.ErrRaftShutdown})
 	}
-	if len(g.inflight) == 0 && len(g.queue) == 0 {
-		g.handOver([]*groupFuture{f})
-		select {
-		case g.kick <- struct{}{}:
-		default:
-		}
-		return f
+	if !g.busy.Load() && len(g.queue) == 0 {
+		g.count(1)
+		g.busy.Store(true)
+		return g.raft.Apply(data, enqueueTimeout)
 	}
-	g.queue = append(g.queue, f)
-	return f
+	h := &heldFuture{data: data, ready: make(chan struct{})}
+	g.queue = append(g.queue, h)
+	g.held.Store(int64(len(g.queue)))
+	if len(g.queue) == 1 {
+		g.wake()
+	}
+	return h
 }
 
-// handOver gives batch to Raft, in order, as the batch in flight.
-func (g *groupCommit) handOver(batch []*groupFuture) {
-	for _, f := range batch {
-		f.raft = g.raft.Apply(f.data, enqueueTimeout)
-		f.data = nil
+// applied is the state machine's callback after each applied batch (on
+// its goroutine: it only signals, and takes no lock).
+func (g *groupCommit) applied() {
+	g.busy.Store(false)
+	if g.held.Load() > 0 {
+		g.wake()
 	}
-	g.inflight = batch
+}
+
+// leadershipChanged frees what is held: the batch in flight may never be
+// applied here.
+func (g *groupCommit) leadershipChanged() { g.applied() }
+
+func (g *groupCommit) wake() {
+	select {
+	case g.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (g *groupCommit) count(n int) {
 	g.batches++
-	g.entries += uint64(len(batch))
-	g.largest = max(g.largest, len(batch))
+	g.entries += uint64(n)
+	g.largest = max(g.largest, n)
 }
 
-// run is the flusher, the only reader of the Raft futures (they are not
-// safe for more than one): it answers the batch in flight entry by entry
-// as Raft answers them, then hands over what was held meanwhile.
+// run is the flusher: it hands the held entries to Raft as one batch
+// whenever nothing is in flight, or they have waited holdLimit.
 func (g *groupCommit) run() {
+	timer := time.NewTimer(holdLimit)
+	defer timer.Stop()
+	var since time.Time // when the oldest held entry found the node busy
 	for {
 		select {
 		case <-g.kick:
+		case <-timer.C:
 		case <-g.stop:
 			g.mu.Lock()
-			if len(g.inflight) == 0 && len(g.queue) > 0 {
-				g.handOver(g.queue)
-				g.queue = nil
-			}
+			g.handOver()
+			g.ended = true
 			g.mu.Unlock()
+			return
 		}
-		for {
-			g.mu.Lock()
-			batch := g.inflight
-			g.mu.Unlock()
-			if len(batch) == 0 {
-				break
-			}
-			// Raft answers every future: applied, refused, or shut down.
-			for _, f := range batch {
-				f.answer()
-			}
-			g.mu.Lock()
-			g.inflight = nil
-			if len(g.queue) > 0 {
-				g.handOver(g.queue)
-				g.queue = nil
-			}
-			g.mu.Unlock()
+		g.mu.Lock()
+		switch {
+		case len(g.queue) == 0:
+			since = time.Time{}
+		case !g.busy.Load() || (!since.IsZero() && time.Since(since) >= holdLimit):
+			g.handOver()
+			since = time.Time{}
+		case since.IsZero():
+			since = time.Now()
 		}
-		select {
-		case <-g.stop:
-			g.mu.Lock()
-			idle := len(g.inflight) == 0 && len(g.queue) == 0
-			g.ended = idle
-			g.mu.Unlock()
-			if idle {
-				return
-			}
-		default:
+		if !since.IsZero() {
+			timer.Reset(holdLimit - time.Since(since))
 		}
+		g.mu.Unlock()
 	}
+}
+
+// handOver gives the held entries to Raft, in order, as one batch.
+func (g *groupCommit) handOver() {
+	if len(g.queue) == 0 {
+		return
+	}
+	for _, h := range g.queue {
+		h.f = g.raft.Apply(h.data, enqueueTimeout)
+		h.data = nil
+		close(h.ready)
+	}
+	g.count(len(g.queue))
+	clear(g.queue)
+	g.queue = g.queue[:0]
+	g.held.Store(0)
+	g.busy.Store(true)
 }
 
 // GroupCommitStats reports how many batches of entries this node handed
@@ -140,39 +175,33 @@ func (n *Node) GroupCommitStats() (batches, entries uint64, largest int) {
 	return g.batches, g.entries, g.largest
 }
 
-// groupFuture is an entry's future: answered by the flusher with what
-// Raft answered.
-type groupFuture struct {
-	data []byte
-	raft raft.ApplyFuture
-	done chan struct{}
-
-	err   error
-	resp  interface{}
-	index uint64
+// heldFuture is a held entry's future: once handed over, Raft's.
+type heldFuture struct {
+	data  []byte
+	ready chan struct{}
+	f     raft.ApplyFuture
 }
 
-var _ raft.ApplyFuture = (*groupFuture)(nil)
+var _ raft.ApplyFuture = (*heldFuture)(nil)
 
-func (f *groupFuture) answer() {
-	f.err = f.raft.Error()
-	if f.err == nil {
-		f.resp, f.index = f.raft.Response(), f.raft.Index()
-	}
-	close(f.done)
+func (h *heldFuture) Error() error {
+	<-h.ready
+	return h.f.Error()
 }
 
-func (f *groupFuture) Error() error {
-	<-f.done
-	return f.err
+func (h *heldFuture) Response() interface{} {
+	<-h.ready
+	return h.f.Response()
 }
 
-func (f *groupFuture) Response() interface{} {
-	<-f.done
-	return f.resp
+func (h *heldFuture) Index() uint64 {
+	<-h.ready
+	return h.f.Index()
 }
 
-func (f *groupFuture) Index() uint64 {
-	<-f.done
-	return f.index
-}
+// errorFuture answers err at once.
+type errorFuture struct{ err error }
+
+func (e errorFuture) Error() error          { return e.err }
+func (e errorFuture) Response() interface{} { return nil }
+func (e errorFuture) Index() uint64         { return 0 }

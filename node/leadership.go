@@ -20,6 +20,7 @@ func (n *Node) watchLeadership() {
 		case <-n.stop:
 			return
 		case leader := <-n.notify:
+			n.group.leadershipChanged()
 			if !leader {
 				n.readyTerm.Store(0)
 				n.log.Info("lost leadership")

@@ -146,6 +146,8 @@ func New(cfg Config) (*Node, error) {
 	cfg.OutcomeWait = orDefault(cfg.OutcomeWait, 5*time.Second)
 	n := &Node{cfg: cfg, log: cfg.Logger, fsm: raftfsm.New(), props: newProposals(), notify: make(chan bool, 16), stop: make(chan struct{}), peers: cfg.Peers}
 	n.fsm.OnProposal = n.props.applied
+	n.group = newGroupCommit(n.stop)
+	n.fsm.OnApply = func(uint64) { n.group.applied() }
 	// A snapshot clones the whole state; once it is written the clone is
 	// garbage and the heap has just peaked at twice the state. Collect it
 	// and hand the pages back now rather than keep them resident until
@@ -256,10 +258,12 @@ func New(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("node: start raft: %w", err)
 	}
 	n.raft = r
-	// The flusher is not waited for at Close: it may wait on a future
-	// that only Raft's shutdown answers, and it ends by itself after.
-	n.group = newGroupCommit(r, n.stop)
-	go n.group.run()
+	n.group.raft = r
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		n.group.run()
+	}()
 	n.loadPendingRestore()
 	n.raftRef.Store(r)
 	if idx, term := lastSnapshot(r); idx > 0 {
