@@ -51,6 +51,8 @@ type groupCommit struct {
 	kick chan struct{}
 	// ended: the flusher has stopped; a held entry would never be handed.
 	ended bool
+	// off: every entry is handed over at once (Config.noGroupCommit).
+	off bool
 
 	// Batches handed to Raft, the entries in them, the largest.
 	batches, entries uint64
@@ -75,7 +77,7 @@ func (g *groupCommit) submit(data []byte) raft.ApplyFuture {
 	if g.ended {
 		return raft.ApplyFuture(errorFuture{raft.ErrRaftShutdown})
 	}
-	if !g.busy.Load() && len(g.queue) == 0 {
+	if g.off || (!g.busy.Load() && len(g.queue) == 0) {
 		g.count(1)
 		g.busy.Store(true)
 		return g.raft.Apply(data, enqueueTimeout)

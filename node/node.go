@@ -70,6 +70,9 @@ type Config struct {
 	// logInject, in tests, plays a failing disk under the wal log store
 	// (wal.Options.Inject).
 	logInject func(wal.Op) error
+	// noGroupCommit, in benchmarks, hands every entry to Raft at once
+	// (groupcommit.go), to measure what group commit changes.
+	noGroupCommit bool
 }
 
 // Node is one running Goblin node.
@@ -147,6 +150,7 @@ func New(cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, log: cfg.Logger, fsm: raftfsm.New(), props: newProposals(), notify: make(chan bool, 16), stop: make(chan struct{}), peers: cfg.Peers}
 	n.fsm.OnProposal = n.props.applied
 	n.group = newGroupCommit(n.stop)
+	n.group.off = cfg.noGroupCommit
 	n.fsm.OnApply = func(uint64) { n.group.applied() }
 	// A snapshot clones the whole state; once it is written the clone is
 	// garbage and the heap has just peaked at twice the state. Collect it
