@@ -258,6 +258,8 @@ type Meta struct {
 	Served bool
 	// First, Last and Step are the legacy key range COMMAND INFO reports.
 	First, Last, Step int
+	// Doc is what COMMAND DOCS reports (docs.go).
+	Doc *Doc
 }
 
 // SubName returns a subcommand's own name ("get" for "config|get").
@@ -331,6 +333,7 @@ func addMeta(metaByName map[string]*Meta, m, parent *Meta) {
 	}
 	m.Categories = implicit(m.Flags, m.Categories)
 	m.legacyRange()
+	m.Doc = docFor(m.Name)
 	m.ID = len(metaByID)
 	metaByID = append(metaByID, m)
 	metaByName[m.Name] = m

@@ -118,3 +118,37 @@ func TestMetaIDs(t *testing.T) {
 		}
 	}
 }
+
+// Every served command and subcommand has Goblin's own documentation
+// prose: a summary, a complexity, a line per history version and a
+// replacement where Redis names one.
+func TestServedCommandsDocumented(t *testing.T) {
+	n := 0
+	for _, m := range metaByID {
+		if !m.Served {
+			continue
+		}
+		n++
+		d := m.Doc
+		if d.Text.Summary == "" || d.Text.Complexity == "" {
+			t.Errorf("%s: no summary or complexity", m.Name)
+		}
+		if len(d.Text.History) != len(d.History) {
+			t.Errorf("%s: %d history lines for %d versions", m.Name, len(d.Text.History), len(d.History))
+		}
+		if d.Replaced != (d.Text.ReplacedBy != "") {
+			t.Errorf("%s: replaced %v, replacement %q", m.Name, d.Replaced, d.Text.ReplacedBy)
+		}
+		if d.Since == "" {
+			t.Errorf("%s: no since", m.Name)
+		}
+	}
+	for name := range docText {
+		if LookupMeta(name) == nil {
+			t.Errorf("docText: %s is not a command", name)
+		}
+	}
+	if n < 60 {
+		t.Fatalf("only %d served commands", n)
+	}
+}

@@ -68,7 +68,7 @@ func init() {
 	}
 	connCommands["client"].sub = map[string]int{"id": 2, "getname": 2, "setname": 3, "setinfo": 4, "info": 2, "list": -2,
 		"no-evict": 3, "no-touch": 3, "reply": 3, "unblock": -3, "help": 2}
-	connCommands["command"].sub = map[string]int{"count": 2, "docs": -2, "getkeys": -3, "info": -2, "list": -2}
+	connCommands["command"].sub = subArities("command")
 	connCommands["config"].sub = configSubs
 	connCommands["acl"].sub = subArities("acl")
 	for _, cc := range connCommands {
