@@ -65,7 +65,27 @@ type Spec struct {
 	// keyspace, so malformed commands are answered before reaching the
 	// log. It returns nil when Run may be proposed.
 	Validate func(argv [][]byte) error
+	// Edge marks a command the RESP edge runs itself (connection,
+	// transaction and server commands, edge.go); InMulti says what a
+	// transaction does with it. Run, when set too, is how the state
+	// machine runs it inside a transaction.
+	Edge    bool
+	InMulti MultiMode
+	// Served lists the subcommands Goblin answers when Sub is nil (nil:
+	// all of them); with Sub, they are Sub's.
+	Served []string
 }
+
+// MultiMode says what a transaction does with a command the edge runs.
+type MultiMode uint8
+
+// What MULTI does with an edge command.
+const (
+	MultiRefuse MultiMode = iota // refused: the transaction is doomed
+	MultiRunNow                  // runs at once (the transaction commands themselves)
+	MultiQueue                   // queued; the state machine runs it (Run) at EXEC
+	MultiAtExec                  // queued; the edge runs it once EXEC's entry is applied
+)
 
 // CheckArity reports whether argc arguments (command name included) fit.
 func (s *Spec) CheckArity(argc int) bool {
@@ -125,7 +145,13 @@ func register(specs ...*Spec) {
 			panic("command: " + s.Name + " registered twice")
 		}
 		s.Meta = metaByName[s.Name]
-		var subs []string
+		if s.Meta != nil && s.Arity == 0 {
+			s.Arity = s.Meta.Arity
+		}
+		if s.Meta != nil && s.Group == "" {
+			s.Group = s.Meta.Group
+		}
+		subs := s.Served
 		for sub := range s.Sub {
 			subs = append(subs, sub)
 		}
@@ -135,8 +161,18 @@ func register(specs ...*Spec) {
 	}
 }
 
-// Lookup returns the spec of the command named name (any case), or nil.
+// Lookup returns the spec of the command named name (any case) if the
+// state machine can run it (it has a Run), or nil.
 func Lookup(name []byte) *Spec {
+	if s := Find(name); s != nil && s.Run != nil {
+		return s
+	}
+	return nil
+}
+
+// Find returns the spec of the served command named name (any case), or
+// nil: the state machine's commands and the edge's.
+func Find(name []byte) *Spec {
 	var tmp [32]byte
 	if len(name) > len(tmp) {
 		return table[strings.ToLower(string(name))]
