@@ -12,12 +12,14 @@ package command
 type Doc struct {
 	Since           string
 	DeprecatedSince string
-	// Replaced: Redis names a replacement (Text.ReplacedBy words it).
-	Replaced bool
-	DocFlags []string // "deprecated", "syscmd"
-	History  []string // the versions that changed the command, oldest first
-	Args     []Arg
-	Text     DocText
+	// Replaced: Redis names a replacement (Text.ReplacedBy words it);
+	// HasComplexity: Redis states a complexity (Text.Complexity).
+	Replaced      bool
+	HasComplexity bool
+	DocFlags      []string // "deprecated", "syscmd"
+	History       []string // the versions that changed the command, oldest first
+	Args          []Arg
+	Text          DocText
 }
 
 // DocText is the prose of a command's documentation.
@@ -84,17 +86,17 @@ func docFor(name string) *Doc {
 
 // goblinDocs document Goblin's own commands.
 var goblinDocs = map[string]*Doc{
-	"zcreate": {Since: "1.0.0", Args: []Arg{{Name: "key", Type: "key", HasKeySpec: true, KeySpec: 0},
+	"zcreate": {Since: "1.0.0", HasComplexity: true, Args: []Arg{{Name: "key", Type: "key", HasKeySpec: true, KeySpec: 0},
 		{Name: "layout", Type: "string"},
 		{Name: "data", Type: "block", Optional: true, Multiple: true, Args: []Arg{{Name: "score", Type: "double"}, {Name: "member", Type: "string"}}}}},
-	"goblin":           {Since: "1.0.0"},
-	"goblin|backup":    {Since: "1.0.0"},
-	"goblin|digest":    {Since: "1.0.0"},
-	"goblin|help":      {Since: "1.0.0"},
-	"goblin|nodes":     {Since: "1.0.0"},
-	"goblin|raftstats": {Since: "1.0.0"},
-	"goblin|remove":    {Since: "1.0.0", Args: []Arg{{Name: "node-id", Type: "string"}}},
-	"goblin|restore": {Since: "1.0.0", Args: []Arg{{Name: "backup", Type: "string"},
+	"goblin":           {Since: "1.0.0", HasComplexity: true},
+	"goblin|backup":    {Since: "1.0.0", HasComplexity: true},
+	"goblin|digest":    {Since: "1.0.0", HasComplexity: true},
+	"goblin|help":      {Since: "1.0.0", HasComplexity: true},
+	"goblin|nodes":     {Since: "1.0.0", HasComplexity: true},
+	"goblin|raftstats": {Since: "1.0.0", HasComplexity: true},
+	"goblin|remove":    {Since: "1.0.0", HasComplexity: true, Args: []Arg{{Name: "node-id", Type: "string"}}},
+	"goblin|restore": {Since: "1.0.0", HasComplexity: true, Args: []Arg{{Name: "backup", Type: "string"},
 		{Name: "force", Type: "pure-token", Token: "FORCE", Optional: true}}},
-	"goblin|transfer": {Since: "1.0.0", Args: []Arg{{Name: "node-id", Type: "string", Optional: true}}},
+	"goblin|transfer": {Since: "1.0.0", HasComplexity: true, Args: []Arg{{Name: "node-id", Type: "string", Optional: true}}},
 }

@@ -169,7 +169,7 @@ var docText = map[string]DocText{
 	"info":                    {Summary: "Reports the server's state and statistics.", Complexity: "O(1).", History: []string{"Several sections, all and everything."}},
 	"role":                    {Summary: "Returns the node's replication role.", Complexity: "O(1)."},
 	"time":                    {Summary: "Returns the server's clock.", Complexity: "O(1)."},
-	"monitor":                 {Summary: "Streams every command the server runs.", Complexity: "O(1) per command streamed."},
+	"monitor":                 {Summary: "Streams every command the server runs."},
 	"memory":                  {Summary: "Commands about memory use.", Complexity: "Depends on the subcommand."},
 	"memory|help":             {Summary: "Describes the MEMORY subcommands.", Complexity: "O(1)."},
 	"memory|usage":            {Summary: "Returns the bytes a key and its value use.", Complexity: "O(N) with SAMPLES, N samples."},

@@ -153,7 +153,7 @@ func writeDocs(w *command.Writer, m *command.Meta) {
 	d := m.Doc
 	subs := servedSubs(m)
 	n := 2 // summary, group
-	for _, set := range []bool{d.Since != "", d.Text.Complexity != "", len(d.DocFlags) > 0, d.DeprecatedSince != "",
+	for _, set := range []bool{d.Since != "", d.HasComplexity, len(d.DocFlags) > 0, d.DeprecatedSince != "",
 		d.Replaced, len(d.History) > 0, len(d.Args) > 0, len(subs) > 0} {
 		if set {
 			n++
@@ -168,7 +168,7 @@ func writeDocs(w *command.Writer, m *command.Meta) {
 	}
 	w.BulkString("group")
 	w.BulkString(strings.ReplaceAll(m.Group, "_", "-")) // as Redis names its groups here
-	if d.Text.Complexity != "" {
+	if d.HasComplexity {
 		w.BulkString("complexity")
 		w.BulkString(d.Text.Complexity)
 	}

@@ -126,7 +126,7 @@ func (c *client) execute(argv [][]byte) {
 	}
 	cnt.Add(1)
 	c.s.stats.commands.Add(1)
-	if spec.Name != "exec" { // EXEC shows after its commands (cmdExec)
+	if !spec.Edge {
 		c.s.monitors.feed(c, spec, argv)
 	}
 	if spec.Edge || spec.Flags&(command.Blocking|command.Write) != 0 {
@@ -137,6 +137,11 @@ func (c *client) execute(argv [][]byte) {
 	case spec.Edge:
 		c.drain()
 		run(c, argv)
+		// Monitors see an edge command as it left the connection (SELECT
+		// in its new database); EXEC's shows after its commands (cmdExec).
+		if spec.Name != "exec" {
+			c.s.monitors.feed(c, spec, argv)
+		}
 	case spec.Flags&command.Blocking != 0:
 		c.block(spec, argv)
 		return

@@ -44,6 +44,7 @@ type command struct {
 	History         [][2]string     `json:"history"`
 	Args            []argument      `json:"arguments"`
 	ReplacedBy      json.RawMessage `json:"replaced_by"`
+	Complexity      json.RawMessage `json:"complexity"`
 }
 
 type argument struct {
@@ -145,6 +146,9 @@ func writeDoc(b *strings.Builder, c *command) {
 	}
 	if len(c.ReplacedBy) > 0 {
 		b.WriteString(", Replaced: true")
+	}
+	if len(c.Complexity) > 0 {
+		b.WriteString(", HasComplexity: true")
 	}
 	if len(c.DocFlags) > 0 {
 		fmt.Fprintf(b, ", DocFlags: %s", strs(c.DocFlags, true))
