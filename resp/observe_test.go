@@ -123,7 +123,7 @@ func TestMonitor(t *testing.T) {
 	c.do("HELLO", "2", "AUTH", "default", "pw")
 	addr := strings.TrimPrefix(regexp.MustCompile(`addr=(\S+)`).FindString(c.do("CLIENT", "INFO")), "addr=")
 	for _, want := range []struct{ db, args string }{
-		{"0", `"SELECT" "2"`},
+		{"2", `"SELECT" "2"`}, // as Redis: after it ran
 		{"2", `"ZADD" "k" "1" "a\\"b\\n\\x01\\xff"`},
 		{"2", `"MULTI"`},
 		{"2", `"PING"`},
