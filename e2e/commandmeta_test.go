@@ -23,10 +23,7 @@ import (
 //
 //	REDIS_SERVER=/path/to/redis-7.2/src/redis-server go test ./e2e -run CommandMeta
 func TestCommandMetaMatchesRedis72(t *testing.T) {
-	r, version := startRedisServer(t)
-	if !strings.HasPrefix(version, "7.2.") {
-		t.Skipf("the reference is Redis %s; command metadata is compared with 7.2 only", version)
-	}
+	r := startRedis72(t)
 	g := StartGoblind(t, NodeOptions{})
 	for _, proto := range []string{"2", "3"} {
 		rc, gc := dialPair(t, r.Addr, g.Addr, proto)
@@ -94,6 +91,17 @@ func TestCommandMetaMatchesRedis72(t *testing.T) {
 			}
 		}
 	}
+}
+
+// startRedis72 starts $REDIS_SERVER, skipping the test unless it is
+// Redis 7.2.
+func startRedis72(t *testing.T) *RedisServer {
+	t.Helper()
+	r, version := startRedisServer(t)
+	if !strings.HasPrefix(version, "7.2.") {
+		t.Skipf("the reference is Redis %s; this test compares with 7.2 only", version)
+	}
+	return r
 }
 
 // getKeysCases are full commands for COMMAND GETKEYS: fixed and movable
