@@ -15,9 +15,10 @@ import (
 // beside them (goblinMeta). Each command and subcommand has an ID, dense
 // from 0, which ACL permission bitmaps index.
 //
-// A Meta is served when Goblin answers it: the data commands registered
-// here and the connection commands the RESP edge registers (MarkServed).
-// COMMAND and ACL CAT list the served ones only.
+// A Meta is served when Goblin answers it: every command registered in
+// the table (table.go), the state machine's and the edge's (edge.go), and
+// the subcommands they serve (MarkServed). COMMAND and ACL CAT list the
+// served ones only.
 
 // CmdFlags are Redis's command flags.
 type CmdFlags uint32
