@@ -66,7 +66,11 @@ type client struct {
 	// go to the log as one entry (see proposeGathered). gatheredAt is when
 	// the first of them ran; pendingArgv are the pending writes' and the
 	// gathered ones' arguments, for the slow log.
-	gathered    []raftfsm.Command
+	gathered []raftfsm.Command
+	// batchStart is when the batch being run started; lastTick when the
+	// last command timed ended, relative to it (dispatch.go).
+	batchStart  time.Time
+	lastTick    time.Duration
 	gatheredAt  time.Time
 	pendingArgv [][][]byte
 	barrier     bool // a read barrier was taken for the current batch

@@ -16,7 +16,8 @@ import (
 // order.
 func (c *client) runBatch(cmds [][][]byte) {
 	c.barrier = false
-	c.lastTime.Store(time.Now().UnixMilli())
+	c.batchStart, c.lastTick = time.Now(), 0
+	c.lastTime.Store(c.batchStart.UnixMilli())
 	for _, argv := range cmds {
 		if c.quit || c.isKilled() {
 			break // Redis runs nothing after QUIT, or once the user is gone
@@ -132,10 +133,15 @@ func (c *client) execute(argv [][]byte) {
 	if spec.Edge || spec.Flags&(command.Blocking|command.Write) != 0 {
 		c.endView()
 	}
-	start := time.Now()
+	// A command's time runs from the end of the one before it (one clock
+	// read per command), or from when the writes before it were applied.
+	if len(c.gathered) > 0 || len(c.pending) > 0 {
+		c.drain()
+		c.tick()
+	}
+	start := c.lastTick
 	switch {
 	case spec.Edge:
-		c.drain()
 		run(c, argv)
 		// Monitors see an edge command as it left the connection (SELECT
 		// in its new database); EXEC's shows after its commands (cmdExec).
@@ -144,14 +150,22 @@ func (c *client) execute(argv [][]byte) {
 		}
 	case spec.Flags&command.Blocking != 0:
 		c.block(spec, argv)
+		c.tick() // its wait for data is not the next command's
 		return
 	case spec.Flags&command.Write != 0:
-		c.write(spec, argv, start) // timed when applied (drain)
+		c.write(spec, argv, c.batchStart.Add(start)) // timed when applied (drain)
 		return
 	default:
 		c.read(spec, argv)
 	}
-	c.s.commandDone(c, argv, time.Since(start))
+	c.s.commandDone(c, argv, c.tick()-start)
+}
+
+// tick reads the clock: the time since the batch started, remembered as
+// lastTick.
+func (c *client) tick() time.Duration {
+	c.lastTick = time.Since(c.batchStart)
+	return c.lastTick
 }
 
 // oomExempt reports whether spec may run in a transaction while memory

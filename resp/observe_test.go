@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goblindb/goblin/command"
 )
 
 func TestSlowlog(t *testing.T) {
@@ -227,5 +229,25 @@ func TestClientKillPauseTime(t *testing.T) {
 	})
 	if d := time.Since(start); d < 40*time.Millisecond {
 		t.Fatalf("PING ran %v into a 50 ms pause", d)
+	}
+}
+
+// BenchmarkObserveIdle measures what every command pays for observation
+// when nobody monitors, no pause is on and the command is under the slow
+// log's default threshold: the pause and monitor checks and the timing
+// (one clock read).
+func BenchmarkObserveIdle(b *testing.B) {
+	s := NewServer(Config{}, newFakeBackend())
+	c := &client{s: s, batchStart: time.Now()}
+	spec := command.Find([]byte("zscore"))
+	argv := [][]byte{[]byte("ZSCORE"), []byte("k"), []byte("m")}
+	b.ReportAllocs()
+	for b.Loop() {
+		if s.pause.active.Load() {
+			b.Fatal("paused")
+		}
+		s.monitors.feed(c, spec, argv)
+		start := c.lastTick
+		s.commandDone(c, argv, c.tick()-start)
 	}
 }
