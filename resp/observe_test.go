@@ -251,3 +251,26 @@ func BenchmarkObserveIdle(b *testing.B) {
 		s.commandDone(c, argv, c.tick()-start)
 	}
 }
+
+// The new commands are checked against ACL users by their Redis
+// categories: SLOWLOG, LATENCY, MONITOR, CLIENT KILL and CLIENT PAUSE are
+// @admin @dangerous, TIME is not.
+func TestObservationCommandsACL(t *testing.T) {
+	s, _ := startServer(t, Config{})
+	c := dial(t, s)
+	run(t, c, []exchange{
+		{[]string{"ACL", "SETUSER", "u", "on", "nopass", "+@all", "-@admin"}, "+OK\r\n"},
+		{[]string{"AUTH", "u", "x"}, "+OK\r\n"},
+		{[]string{"TIME", "x"}, "-ERR wrong number of arguments for 'time' command\r\n"},
+		{[]string{"SLOWLOG", "GET"}, "-NOPERM User u has no permissions to run the 'slowlog|get' command\r\n"},
+		{[]string{"LATENCY", "LATEST"}, "-NOPERM User u has no permissions to run the 'latency|latest' command\r\n"},
+		{[]string{"MONITOR"}, "-NOPERM User u has no permissions to run the 'monitor' command\r\n"},
+		{[]string{"CLIENT", "KILL", "ID", "1"}, "-NOPERM User u has no permissions to run the 'client|kill' command\r\n"},
+		{[]string{"CLIENT", "PAUSE", "10"}, "-NOPERM User u has no permissions to run the 'client|pause' command\r\n"},
+		{[]string{"CLIENT", "UNPAUSE"}, "-NOPERM User u has no permissions to run the 'client|unpause' command\r\n"},
+		{[]string{"ACL", "DRYRUN", "u", "TIME"}, "-NOPERM User u has no permissions to run the 'acl|dryrun' command\r\n"},
+	})
+	if got := c.do("TIME"); !strings.HasPrefix(got, "*2\r\n") {
+		t.Fatalf("TIME as a user without @admin = %q", got)
+	}
+}
