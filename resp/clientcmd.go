@@ -234,6 +234,8 @@ func clientKill(c *client, argv [][]byte) {
 	killed, self := 0, false
 	for _, o := range c.s.clientList() {
 		switch {
+		case o.isKilled(): // closing already
+			continue
 		case addr != "" && o.addr != addr,
 			laddr != "" && o.laddr != laddr,
 			typeSet && !normal, // every Goblin connection is a normal one
