@@ -43,8 +43,10 @@ func (f Flags) Names() []string {
 
 // Spec describes one command.
 type Spec struct {
-	Name     string // lowercase
-	Arity    int    // Redis arity: exact if positive, minimum if negative
+	Name string // lowercase
+	// Arity is Redis's arity: exact if positive, minimum if negative.
+	// Taken from the command's metadata when not stated.
+	Arity    int
 	Flags    Flags
 	FirstKey int // position of the first key argument, 0 if none
 	LastKey  int // position of the last key argument, negative from the end
@@ -55,8 +57,7 @@ type Spec struct {
 	// Sub, for container commands (OBJECT, MEMORY), gives each
 	// subcommand's arity, counting the command name: Redis checks them
 	// before running anything, like an unknown command.
-	Sub   map[string]int
-	Group string // Redis's command group ("sorted_set", "generic", ...)
+	Sub map[string]int
 	// Run executes the command and writes its reply.
 	Run func(c *Ctx, argv [][]byte)
 	// Meta is the command's Redis metadata (categories, key specs).
@@ -147,9 +148,6 @@ func register(specs ...*Spec) {
 		s.Meta = metaByName[s.Name]
 		if s.Meta != nil && s.Arity == 0 {
 			s.Arity = s.Meta.Arity
-		}
-		if s.Meta != nil && s.Group == "" {
-			s.Group = s.Meta.Group
 		}
 		subs := s.Served
 		for sub := range s.Sub {

@@ -47,7 +47,7 @@ func init() {
 	}
 	for _, f := range forms {
 		f := f
-		s := &Spec{Name: f.name, Arity: -3, Flags: ReadOnly, Group: "sorted_set",
+		s := &Spec{Name: f.name, Flags: ReadOnly,
 			Run:     func(c *Ctx, argv [][]byte) { runSetOp(c, argv, f) },
 			KeyFunc: func(argv [][]byte) [][]byte { return setOpKeys(argv, f) }}
 		if f.store {
