@@ -274,3 +274,34 @@ func TestObservationCommandsACL(t *testing.T) {
 		t.Fatalf("TIME as a user without @admin = %q", got)
 	}
 }
+
+// Cluster mode is reported one way: INFO's redis_mode and cluster_enabled,
+// CONFIG GET cluster-enabled and HELLO's mode agree.
+func TestClusterModeReportedOneWay(t *testing.T) {
+	for _, clustered := range []bool{false, true} {
+		fb := newFakeBackend()
+		fb.clustered = clustered
+		s := NewServer(Config{Addr: "127.0.0.1:0"}, fb)
+		if err := s.Listen(); err != nil {
+			t.Fatal(err)
+		}
+		s.Serve()
+		t.Cleanup(func() { s.Close() })
+		c := dial(t, s)
+		mode, enabled, yes := "standalone", "0", "no"
+		if clustered {
+			mode, enabled, yes = "cluster", "1", "yes"
+		}
+		if info := c.do("INFO", "server"); !strings.Contains(info, "\r\nredis_mode:"+mode+"\r\n") {
+			t.Errorf("clustered %v: INFO server lacks redis_mode:%s: %q", clustered, mode, info)
+		}
+		if info := c.do("INFO", "cluster"); !strings.Contains(info, "\r\ncluster_enabled:"+enabled+"\r\n") {
+			t.Errorf("clustered %v: INFO cluster = %q", clustered, info)
+		}
+		run(t, c, []exchange{{[]string{"CONFIG", "GET", "cluster-enabled"},
+			"*2\r\n$15\r\ncluster-enabled\r\n$" + strconv.Itoa(len(yes)) + "\r\n" + yes + "\r\n"}})
+		if hello := c.do("HELLO", "3"); !strings.Contains(hello, "$4\r\nmode\r\n$"+strconv.Itoa(len(mode))+"\r\n"+mode+"\r\n") {
+			t.Errorf("clustered %v: HELLO = %q", clustered, hello)
+		}
+	}
+}
