@@ -1,5 +1,5 @@
 // Package command holds the semantics of every data command Goblin
-// serves: the command table (name, arity, flags, key positions) of every
+// serves: the command table (name, flags, how it runs) of every
 // command, the connection and server commands the RESP edge runs itself
 // included (edge.go), argument
 // parsing with Redis's exact rules and error texts, execution against a

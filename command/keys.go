@@ -4,11 +4,11 @@ import "github.com/goblindb/goblin/keyspace"
 
 func init() {
 	register(
-		&Spec{Name: "del", Flags: Write, FirstKey: 1, LastKey: -1, Step: 1, Run: runDel, Validate: noValidation},
-		&Spec{Name: "unlink", Flags: Write | Fast, FirstKey: 1, LastKey: -1, Step: 1, Run: runDel, Validate: noValidation},
-		&Spec{Name: "exists", Flags: ReadOnly | Fast, FirstKey: 1, LastKey: -1, Step: 1, Run: runExists},
-		&Spec{Name: "type", Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Run: runType},
-		&Spec{Name: "touch", Flags: ReadOnly | Fast, FirstKey: 1, LastKey: -1, Step: 1, Run: runExists},
+		&Spec{Name: "del", Flags: Write, Run: runDel, Validate: noValidation},
+		&Spec{Name: "unlink", Flags: Write | Fast, Run: runDel, Validate: noValidation},
+		&Spec{Name: "exists", Flags: ReadOnly | Fast, Run: runExists},
+		&Spec{Name: "type", Flags: ReadOnly | Fast, Run: runType},
+		&Spec{Name: "touch", Flags: ReadOnly | Fast, Run: runExists},
 		&Spec{Name: "randomkey", Flags: ReadOnly, Run: runRandomKey},
 		&Spec{Name: "keys", Flags: ReadOnly, Run: runKeys},
 		&Spec{Name: "dbsize", Flags: ReadOnly | Fast, Run: runDBSize},

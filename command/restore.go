@@ -32,7 +32,7 @@ import (
 
 func init() {
 	for _, name := range []string{"restore", "restore-asking"} {
-		register(&Spec{Name: name, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1,
+		register(&Spec{Name: name, Flags: Write | DenyOOM,
 			Run: runRestore, Validate: validateRestore})
 	}
 }

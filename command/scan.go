@@ -22,7 +22,7 @@ import (
 func init() {
 	register(
 		&Spec{Name: "scan", Flags: ReadOnly, Run: runScan},
-		&Spec{Name: "zscan", Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Run: runZScan},
+		&Spec{Name: "zscan", Flags: ReadOnly, Run: runZScan},
 	)
 }
 

@@ -46,14 +46,8 @@ type Spec struct {
 	Name string // lowercase
 	// Arity is Redis's arity: exact if positive, minimum if negative.
 	// Taken from the command's metadata when not stated.
-	Arity    int
-	Flags    Flags
-	FirstKey int // position of the first key argument, 0 if none
-	LastKey  int // position of the last key argument, negative from the end
-	Step     int
-	// KeyFunc, when set, finds the keys of commands whose key positions
-	// depend on their arguments (a numkeys argument); Keys uses it.
-	KeyFunc func(argv [][]byte) [][]byte
+	Arity int
+	Flags Flags
 	// Sub, for container commands (OBJECT, MEMORY), gives each
 	// subcommand's arity, counting the command name: Redis checks them
 	// before running anything, like an unknown command.
@@ -117,25 +111,6 @@ func CheckSubcommand(name string, subs map[string]int, argv [][]byte) error {
 		return ArityError(name + "|" + sub)
 	}
 	return nil
-}
-
-// Keys returns the key arguments of argv according to the key positions.
-func (s *Spec) Keys(argv [][]byte) [][]byte {
-	if s.KeyFunc != nil {
-		return s.KeyFunc(argv)
-	}
-	if s.FirstKey == 0 || s.FirstKey >= len(argv) {
-		return nil
-	}
-	last := s.LastKey
-	if last < 0 {
-		last = len(argv) + last
-	}
-	var keys [][]byte
-	for i := s.FirstKey; i <= last && i < len(argv); i += s.Step {
-		keys = append(keys, argv[i])
-	}
-	return keys
 }
 
 var table = map[string]*Spec{}

@@ -14,17 +14,17 @@ import "github.com/goblindb/goblin/keyspace"
 func init() {
 	w := Write | Fast
 	register(
-		&Spec{Name: "zpopmin", Flags: w, FirstKey: 1, LastKey: 1, Step: 1,
+		&Spec{Name: "zpopmin", Flags: w,
 			Run: func(c *Ctx, argv [][]byte) { runZPop(c, argv, false) }, Validate: validate(parseZPop)},
-		&Spec{Name: "zpopmax", Flags: w, FirstKey: 1, LastKey: 1, Step: 1,
+		&Spec{Name: "zpopmax", Flags: w,
 			Run: func(c *Ctx, argv [][]byte) { runZPop(c, argv, true) }, Validate: validate(parseZPop)},
-		&Spec{Name: "zmpop", Flags: Write, KeyFunc: mpopKeys(false),
+		&Spec{Name: "zmpop", Flags: Write,
 			Run: func(c *Ctx, argv [][]byte) { runMPop(c, argv, false) }, Validate: validate(func(argv [][]byte) (MPopArgs, error) { return ParseMPop(argv, false) })},
-		&Spec{Name: "bzpopmin", Flags: w | Blocking, FirstKey: 1, LastKey: -2, Step: 1,
+		&Spec{Name: "bzpopmin", Flags: w | Blocking,
 			Run: func(c *Ctx, argv [][]byte) { runBZPop(c, argv, false) }, Validate: validateBZPop},
-		&Spec{Name: "bzpopmax", Flags: w | Blocking, FirstKey: 1, LastKey: -2, Step: 1,
+		&Spec{Name: "bzpopmax", Flags: w | Blocking,
 			Run: func(c *Ctx, argv [][]byte) { runBZPop(c, argv, true) }, Validate: validateBZPop},
-		&Spec{Name: "bzmpop", Flags: Write | Blocking, KeyFunc: mpopKeys(true),
+		&Spec{Name: "bzmpop", Flags: Write | Blocking,
 			Run: func(c *Ctx, argv [][]byte) { runMPop(c, argv, true) }, Validate: validateBZMPop},
 	)
 }
@@ -195,13 +195,6 @@ func popFirst(c *Ctx, keys [][]byte, max bool, count int64, shape popShape) {
 		}
 	}
 	c.W.NullArray()
-}
-
-func mpopKeys(block bool) func([][]byte) [][]byte {
-	return func(argv [][]byte) [][]byte {
-		a, _ := ParseMPop(argv, block)
-		return a.Keys
-	}
 }
 
 // BZPopKeys returns the keys of a BZPOPMIN/BZPOPMAX command.

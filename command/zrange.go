@@ -5,20 +5,20 @@ import "github.com/goblindb/goblin/packed"
 func init() {
 	ro := ReadOnly
 	register(
-		&Spec{Name: "zrange", Flags: ro, FirstKey: 1, LastKey: 1, Step: 1,
+		&Spec{Name: "zrange", Flags: ro,
 			Run: func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 1, false, rangeAuto, dirAuto) }},
-		&Spec{Name: "zrangestore", Flags: Write | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1,
+		&Spec{Name: "zrangestore", Flags: Write | DenyOOM,
 			Run:      func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 2, true, rangeAuto, dirAuto) },
 			Validate: func(argv [][]byte) error { _, err := parseZRange(argv, 2, true, rangeAuto, dirAuto); return err }},
-		&Spec{Name: "zrevrange", Flags: ro, FirstKey: 1, LastKey: 1, Step: 1,
+		&Spec{Name: "zrevrange", Flags: ro,
 			Run: func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 1, false, rangeRank, dirReverse) }},
-		&Spec{Name: "zrangebyscore", Flags: ro, FirstKey: 1, LastKey: 1, Step: 1,
+		&Spec{Name: "zrangebyscore", Flags: ro,
 			Run: func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 1, false, rangeScore, dirForward) }},
-		&Spec{Name: "zrevrangebyscore", Flags: ro, FirstKey: 1, LastKey: 1, Step: 1,
+		&Spec{Name: "zrevrangebyscore", Flags: ro,
 			Run: func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 1, false, rangeScore, dirReverse) }},
-		&Spec{Name: "zrangebylex", Flags: ro, FirstKey: 1, LastKey: 1, Step: 1,
+		&Spec{Name: "zrangebylex", Flags: ro,
 			Run: func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 1, false, rangeLex, dirForward) }},
-		&Spec{Name: "zrevrangebylex", Flags: ro, FirstKey: 1, LastKey: 1, Step: 1,
+		&Spec{Name: "zrevrangebylex", Flags: ro,
 			Run: func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 1, false, rangeLex, dirReverse) }},
 	)
 }

@@ -2,7 +2,7 @@ package command
 
 func init() {
 	spec := func(name string, typ rangeType) *Spec {
-		return &Spec{Name: name, Flags: Write, FirstKey: 1, LastKey: 1, Step: 1,
+		return &Spec{Name: name, Flags: Write,
 			Run:      func(c *Ctx, argv [][]byte) { zremrange(c, argv, typ) },
 			Validate: func(argv [][]byte) error { _, err := parseRemRange(argv, typ); return err }}
 	}

@@ -2,16 +2,15 @@ package command
 
 func init() {
 	ro := ReadOnly | Fast
-	key1 := func(s *Spec) *Spec { s.FirstKey, s.LastKey, s.Step = 1, 1, 1; return s }
 	register(
-		key1(&Spec{Name: "zscore", Flags: ro, Run: runZScore}),
-		key1(&Spec{Name: "zmscore", Flags: ro, Run: runZMScore}),
-		key1(&Spec{Name: "zcard", Flags: ro, Run: runZCard}),
-		key1(&Spec{Name: "zrank", Flags: ro, Run: func(c *Ctx, argv [][]byte) { zrank(c, argv, false) }}),
-		key1(&Spec{Name: "zrevrank", Flags: ro, Run: func(c *Ctx, argv [][]byte) { zrank(c, argv, true) }}),
-		key1(&Spec{Name: "zcount", Flags: ro, Run: runZCount}),
-		key1(&Spec{Name: "zlexcount", Flags: ro, Run: runZLexCount}),
-		key1(&Spec{Name: "zrem", Flags: Write | Fast, Run: runZRem, Validate: func([][]byte) error { return nil }}),
+		&Spec{Name: "zscore", Flags: ro, Run: runZScore},
+		&Spec{Name: "zmscore", Flags: ro, Run: runZMScore},
+		&Spec{Name: "zcard", Flags: ro, Run: runZCard},
+		&Spec{Name: "zrank", Flags: ro, Run: func(c *Ctx, argv [][]byte) { zrank(c, argv, false) }},
+		&Spec{Name: "zrevrank", Flags: ro, Run: func(c *Ctx, argv [][]byte) { zrank(c, argv, true) }},
+		&Spec{Name: "zcount", Flags: ro, Run: runZCount},
+		&Spec{Name: "zlexcount", Flags: ro, Run: runZLexCount},
+		&Spec{Name: "zrem", Flags: Write | Fast, Run: runZRem, Validate: func([][]byte) error { return nil }},
 	)
 }
 
