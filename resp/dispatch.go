@@ -112,6 +112,11 @@ func (c *client) execute(argv [][]byte) {
 		c.reject(spec, errOOM)
 		return
 	}
+	if c.s.pause.active.Load() {
+		// As Redis, before a command is queued too.
+		c.drain()
+		c.waitPause(spec, argv)
+	}
 	if c.multi != nil {
 		c.drain()
 		if !spec.Edge || spec.InMulti == command.MultiQueue || spec.InMulti == command.MultiAtExec {
@@ -120,10 +125,6 @@ func (c *client) execute(argv [][]byte) {
 			c.queue(argv, spec, run)
 			return
 		}
-	}
-	if c.s.pause.active.Load() {
-		c.drain()
-		c.waitPause(spec, argv)
 	}
 	cnt.Add(1)
 	c.s.stats.commands.Add(1)
