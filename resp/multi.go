@@ -91,6 +91,8 @@ func cmdDiscard(c *client, argv [][]byte) {
 }
 
 func cmdExec(c *client, argv [][]byte) {
+	// Monitors see EXEC once it ran, after the commands it ran.
+	defer c.s.monitors.feed(c, command.Find(argv[0]), argv)
 	m := c.multi
 	if m == nil {
 		c.replyError(command.Errorf("ERR EXEC without MULTI"))
@@ -127,7 +129,6 @@ func cmdExec(c *client, argv [][]byte) {
 			c.s.monitors.feed(c, command.Find(cmd.Argv[0]), cmd.Argv)
 		}
 	}
-	c.s.monitors.feed(c, command.Find(argv[0]), argv)
 	e := c.entry(raftfsm.OpMulti, data)
 	e.Watched = watch.keys
 	res, err := c.s.backend.Propose(e)()
