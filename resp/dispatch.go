@@ -135,8 +135,10 @@ func (c *client) execute(argv [][]byte) {
 		c.endView()
 	}
 	// A command's time runs from the end of the one before it (one clock
-	// read per command), or from when the writes before it were applied.
-	if len(c.gathered) > 0 || len(c.pending) > 0 {
+	// read per command), or, for a read or an edge command, from when the
+	// writes before it were applied (they wait for those; a write joins
+	// them in the log).
+	if spec.Flags&(command.Write|command.Blocking) == 0 && (len(c.gathered) > 0 || len(c.pending) > 0) {
 		c.drain()
 		c.tick()
 	}
