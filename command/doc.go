@@ -1,5 +1,7 @@
 // Package command holds the semantics of every data command Goblin
-// serves: the command table (name, arity, flags, key positions), argument
+// serves: the command table (name, flags, how it runs) of every
+// command, the connection and server commands the RESP edge runs itself
+// included (edge.go), argument
 // parsing with Redis's exact rules and error texts, execution against a
 // keyspace, and the RESP2/RESP3 reply encoding.
 //
@@ -15,7 +17,9 @@
 // Redis's metadata of every command (meta.go: flags, ACL categories, key
 // specs), generated from Redis 7.2's command files (redismeta.go), is the
 // one table COMMAND INFO reports and ACL users are checked against; each
-// served command's Spec points to its entry.
+// served command's Spec points to its entry, and takes its arity from it
+// unless it states one. COMMAND DOCS reports Redis's interface facts
+// (redisdocs.go) with Goblin's own prose (doctext.go), see docs.go.
 //
 // The package knows nothing of networks or Raft: it is given a keyspace, a
 // context and an argument vector, and appends a reply to a Writer.

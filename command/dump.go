@@ -8,7 +8,7 @@ import "github.com/goblindb/goblin/rdb"
 // scores. A missing key is a null reply.
 
 func init() {
-	register(&Spec{Name: "dump", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Run: runDump})
+	register(&Spec{Name: "dump", Flags: ReadOnly, Run: runDump})
 }
 
 func runDump(c *Ctx, argv [][]byte) {

@@ -90,3 +90,9 @@ func UnknownCommandError(argv [][]byte) *Error {
 func UnknownSubcommandError(argv [][]byte) *Error {
 	return Errorf("ERR unknown subcommand '%s'. Try %s HELP.", trunc(cstr(argv[1]), 128), bytes.ToUpper(cstr(argv[0])))
 }
+
+// SubcommandSyntaxError is Redis's reply to a subcommand used with the
+// wrong arguments, when the container command checks them itself.
+func SubcommandSyntaxError(argv [][]byte) *Error {
+	return Errorf("ERR unknown subcommand or wrong number of arguments for '%s'. Try %s HELP.", trunc(cstr(argv[1]), 128), bytes.ToUpper(cstr(argv[0])))
+}

@@ -9,16 +9,15 @@ import "math"
 // the leader deletes it through the log.
 
 func init() {
-	key1 := func(s *Spec) *Spec { s.FirstKey, s.LastKey, s.Step, s.Group = 1, 1, 1, "generic"; return s }
 	expire := func(name string, unitMS, abs bool) *Spec {
 		f := expireForm{name: name, ms: unitMS, abs: abs}
-		return key1(&Spec{Name: name, Arity: -3, Flags: Write | Fast,
+		return &Spec{Name: name, Flags: Write | Fast,
 			Run:      func(c *Ctx, argv [][]byte) { runExpire(c, argv, f) },
-			Validate: func(argv [][]byte) error { _, _, err := f.parse(argv, 0); return err }})
+			Validate: func(argv [][]byte) error { _, _, err := f.parse(argv, 0); return err }}
 	}
 	ttl := func(name string, ms, abs bool) *Spec {
-		return key1(&Spec{Name: name, Arity: 2, Flags: ReadOnly | Fast,
-			Run: func(c *Ctx, argv [][]byte) { runTTL(c, argv, ms, abs) }})
+		return &Spec{Name: name, Flags: ReadOnly | Fast,
+			Run: func(c *Ctx, argv [][]byte) { runTTL(c, argv, ms, abs) }}
 	}
 	register(
 		expire("expire", false, false),
@@ -29,7 +28,7 @@ func init() {
 		ttl("pttl", true, false),
 		ttl("expiretime", false, true),
 		ttl("pexpiretime", true, true),
-		key1(&Spec{Name: "persist", Arity: 2, Flags: Write | Fast, Run: runPersist, Validate: noValidation}),
+		&Spec{Name: "persist", Flags: Write | Fast, Run: runPersist, Validate: noValidation},
 	)
 }
 

@@ -4,16 +4,16 @@ import "github.com/goblindb/goblin/keyspace"
 
 func init() {
 	register(
-		&Spec{Name: "del", Arity: -2, Flags: Write, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Run: runDel, Validate: noValidation},
-		&Spec{Name: "unlink", Arity: -2, Flags: Write | Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Run: runDel, Validate: noValidation},
-		&Spec{Name: "exists", Arity: -2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Run: runExists},
-		&Spec{Name: "type", Arity: 2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic", Run: runType},
-		&Spec{Name: "touch", Arity: -2, Flags: ReadOnly | Fast, FirstKey: 1, LastKey: -1, Step: 1, Group: "generic", Run: runExists},
-		&Spec{Name: "randomkey", Arity: 1, Flags: ReadOnly, Group: "generic", Run: runRandomKey},
-		&Spec{Name: "keys", Arity: 2, Flags: ReadOnly, Group: "generic", Run: runKeys},
-		&Spec{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, Group: "server", Run: runDBSize},
-		&Spec{Name: "flushdb", Arity: -1, Flags: Write, Group: "server", Run: runFlushDB, Validate: validateFlush},
-		&Spec{Name: "flushall", Arity: -1, Flags: Write, Group: "server", Run: runFlushAll, Validate: validateFlush},
+		&Spec{Name: "del", Flags: Write, Run: runDel, Validate: noValidation},
+		&Spec{Name: "unlink", Flags: Write | Fast, Run: runDel, Validate: noValidation},
+		&Spec{Name: "exists", Flags: ReadOnly | Fast, Run: runExists},
+		&Spec{Name: "type", Flags: ReadOnly | Fast, Run: runType},
+		&Spec{Name: "touch", Flags: ReadOnly | Fast, Run: runExists},
+		&Spec{Name: "randomkey", Flags: ReadOnly, Run: runRandomKey},
+		&Spec{Name: "keys", Flags: ReadOnly, Run: runKeys},
+		&Spec{Name: "dbsize", Flags: ReadOnly | Fast, Run: runDBSize},
+		&Spec{Name: "flushdb", Flags: Write, Run: runFlushDB, Validate: validateFlush},
+		&Spec{Name: "flushall", Flags: Write, Run: runFlushAll, Validate: validateFlush},
 	)
 }
 

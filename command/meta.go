@@ -15,9 +15,10 @@ import (
 // beside them (goblinMeta). Each command and subcommand has an ID, dense
 // from 0, which ACL permission bitmaps index.
 //
-// A Meta is served when Goblin answers it: the data commands registered
-// here and the connection commands the RESP edge registers (MarkServed).
-// COMMAND and ACL CAT list the served ones only.
+// A Meta is served when Goblin answers it: every command registered in
+// the table (table.go), the state machine's and the edge's (edge.go), and
+// the subcommands they serve (MarkServed). COMMAND and ACL CAT list the
+// served ones only.
 
 // CmdFlags are Redis's command flags.
 type CmdFlags uint32
@@ -258,6 +259,8 @@ type Meta struct {
 	Served bool
 	// First, Last and Step are the legacy key range COMMAND INFO reports.
 	First, Last, Step int
+	// Doc is what COMMAND DOCS reports (docs.go).
+	Doc *Doc
 }
 
 // SubName returns a subcommand's own name ("get" for "config|get").
@@ -331,6 +334,7 @@ func addMeta(metaByName map[string]*Meta, m, parent *Meta) {
 	}
 	m.Categories = implicit(m.Flags, m.Categories)
 	m.legacyRange()
+	m.Doc = docFor(m.Name)
 	m.ID = len(metaByID)
 	metaByID = append(metaByID, m)
 	metaByName[m.Name] = m

@@ -12,12 +12,10 @@ import "bytes"
 
 func init() {
 	register(
-		&Spec{Name: "object", Arity: -2, Flags: ReadOnly, Group: "generic", Run: runObject,
-			Sub:     map[string]int{"encoding": 3, "freq": 3, "idletime": 3, "refcount": 3, "help": 2},
-			KeyFunc: func(argv [][]byte) [][]byte { return argv[2:min(3, len(argv))] }},
-		&Spec{Name: "memory", Arity: -2, Flags: ReadOnly, Group: "server", Run: runMemory,
-			Sub:     map[string]int{"usage": -3, "help": 2},
-			KeyFunc: func(argv [][]byte) [][]byte { return argv[2:min(3, len(argv))] }},
+		&Spec{Name: "object", Flags: ReadOnly, Run: runObject,
+			Sub: map[string]int{"encoding": 3, "freq": 3, "idletime": 3, "refcount": 3, "help": 2}},
+		&Spec{Name: "memory", Flags: ReadOnly, Run: runMemory,
+			Sub: map[string]int{"usage": -3, "help": 2}},
 	)
 }
 

@@ -13,13 +13,13 @@ import (
 
 func init() {
 	register(
-		&Spec{Name: "rename", Arity: 3, Flags: Write, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic",
+		&Spec{Name: "rename", Flags: Write,
 			Run: func(c *Ctx, argv [][]byte) { runRename(c, argv, false) }, Validate: noValidation},
-		&Spec{Name: "renamenx", Arity: 3, Flags: Write | Fast, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic",
+		&Spec{Name: "renamenx", Flags: Write | Fast,
 			Run: func(c *Ctx, argv [][]byte) { runRename(c, argv, true) }, Validate: noValidation},
-		&Spec{Name: "copy", Arity: -3, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: "generic",
+		&Spec{Name: "copy", Flags: Write | DenyOOM,
 			Run: runCopy, Validate: validate(parseCopy)},
-		&Spec{Name: "move", Arity: 3, Flags: Write | Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: "generic",
+		&Spec{Name: "move", Flags: Write | Fast,
 			Run: runMove, Validate: func(argv [][]byte) error { _, err := parseTargetDB(argv[2]); return err }},
 	)
 }

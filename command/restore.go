@@ -32,11 +32,7 @@ import (
 
 func init() {
 	for _, name := range []string{"restore", "restore-asking"} {
-		group := "generic"
-		if name == "restore-asking" {
-			group = "server"
-		}
-		register(&Spec{Name: name, Arity: -4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: group,
+		register(&Spec{Name: name, Flags: Write | DenyOOM,
 			Run: runRestore, Validate: validateRestore})
 	}
 }

@@ -21,8 +21,8 @@ import (
 
 func init() {
 	register(
-		&Spec{Name: "scan", Arity: -2, Flags: ReadOnly, Group: "generic", Run: runScan},
-		&Spec{Name: "zscan", Arity: -3, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set", Run: runZScan},
+		&Spec{Name: "scan", Flags: ReadOnly, Run: runScan},
+		&Spec{Name: "zscan", Flags: ReadOnly, Run: runZScan},
 	)
 }
 

@@ -6,11 +6,12 @@ package command
 
 func init() {
 	register(
-		&Spec{Name: "ping", Arity: -1, Flags: Fast | Stale | Loading, Group: "connection", Run: runPing},
-		&Spec{Name: "echo", Arity: 2, Flags: Fast | Stale | Loading, Group: "connection", Run: runEcho},
-		&Spec{Name: "select", Arity: 2, Flags: Fast | Stale | Loading, Group: "connection", Run: runSelect},
+		&Spec{Name: "ping", Flags: Fast | Stale | Loading, Run: runPing, Edge: true, InMulti: MultiQueue},
+		&Spec{Name: "echo", Flags: Fast | Stale | Loading, Run: runEcho, Edge: true, InMulti: MultiQueue},
+		&Spec{Name: "select", Flags: Fast | Stale | Loading, Run: runSelect, Edge: true, InMulti: MultiQueue},
 		// UNWATCH inside a transaction is a no-op: EXEC unwatches anyway.
-		&Spec{Name: "unwatch", Arity: 1, Flags: Fast | Stale | Loading, Group: "transactions", Run: func(c *Ctx, _ [][]byte) { c.W.OK() }},
+		&Spec{Name: "unwatch", Flags: Fast | Stale | Loading, Run: func(c *Ctx, _ [][]byte) { c.W.OK() },
+			Edge: true, InMulti: MultiQueue},
 	)
 }
 

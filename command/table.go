@@ -43,20 +43,15 @@ func (f Flags) Names() []string {
 
 // Spec describes one command.
 type Spec struct {
-	Name     string // lowercase
-	Arity    int    // Redis arity: exact if positive, minimum if negative
-	Flags    Flags
-	FirstKey int // position of the first key argument, 0 if none
-	LastKey  int // position of the last key argument, negative from the end
-	Step     int
-	// KeyFunc, when set, finds the keys of commands whose key positions
-	// depend on their arguments (a numkeys argument); Keys uses it.
-	KeyFunc func(argv [][]byte) [][]byte
+	Name string // lowercase
+	// Arity is Redis's arity: exact if positive, minimum if negative.
+	// Taken from the command's metadata when not stated.
+	Arity int
+	Flags Flags
 	// Sub, for container commands (OBJECT, MEMORY), gives each
 	// subcommand's arity, counting the command name: Redis checks them
 	// before running anything, like an unknown command.
-	Sub   map[string]int
-	Group string // Redis's command group ("sorted_set", "generic", ...)
+	Sub map[string]int
 	// Run executes the command and writes its reply.
 	Run func(c *Ctx, argv [][]byte)
 	// Meta is the command's Redis metadata (categories, key specs).
@@ -65,7 +60,27 @@ type Spec struct {
 	// keyspace, so malformed commands are answered before reaching the
 	// log. It returns nil when Run may be proposed.
 	Validate func(argv [][]byte) error
+	// Edge marks a command the RESP edge runs itself (connection,
+	// transaction and server commands, edge.go); InMulti says what a
+	// transaction does with it. Run, when set too, is how the state
+	// machine runs it inside a transaction.
+	Edge    bool
+	InMulti MultiMode
+	// Served lists the subcommands Goblin answers when Sub is nil (nil:
+	// all of them); with Sub, they are Sub's.
+	Served []string
 }
+
+// MultiMode says what a transaction does with a command the edge runs.
+type MultiMode uint8
+
+// What MULTI does with an edge command.
+const (
+	MultiRefuse MultiMode = iota // refused: the transaction is doomed
+	MultiRunNow                  // runs at once (the transaction commands themselves)
+	MultiQueue                   // queued; the state machine runs it (Run) at EXEC
+	MultiAtExec                  // queued; the edge runs it once EXEC's entry is applied
+)
 
 // CheckArity reports whether argc arguments (command name included) fit.
 func (s *Spec) CheckArity(argc int) bool {
@@ -98,25 +113,6 @@ func CheckSubcommand(name string, subs map[string]int, argv [][]byte) error {
 	return nil
 }
 
-// Keys returns the key arguments of argv according to the key positions.
-func (s *Spec) Keys(argv [][]byte) [][]byte {
-	if s.KeyFunc != nil {
-		return s.KeyFunc(argv)
-	}
-	if s.FirstKey == 0 || s.FirstKey >= len(argv) {
-		return nil
-	}
-	last := s.LastKey
-	if last < 0 {
-		last = len(argv) + last
-	}
-	var keys [][]byte
-	for i := s.FirstKey; i <= last && i < len(argv); i += s.Step {
-		keys = append(keys, argv[i])
-	}
-	return keys
-}
-
 var table = map[string]*Spec{}
 
 func register(specs ...*Spec) {
@@ -125,7 +121,10 @@ func register(specs ...*Spec) {
 			panic("command: " + s.Name + " registered twice")
 		}
 		s.Meta = metaByName[s.Name]
-		var subs []string
+		if s.Meta != nil && s.Arity == 0 {
+			s.Arity = s.Meta.Arity
+		}
+		subs := s.Served
 		for sub := range s.Sub {
 			subs = append(subs, sub)
 		}
@@ -135,8 +134,18 @@ func register(specs ...*Spec) {
 	}
 }
 
-// Lookup returns the spec of the command named name (any case), or nil.
+// Lookup returns the spec of the command named name (any case) if the
+// state machine can run it (it has a Run), or nil.
 func Lookup(name []byte) *Spec {
+	if s := Find(name); s != nil && s.Run != nil {
+		return s
+	}
+	return nil
+}
+
+// Find returns the spec of the served command named name (any case), or
+// nil: the state machine's commands and the edge's.
+func Find(name []byte) *Spec {
 	var tmp [32]byte
 	if len(name) > len(tmp) {
 		return table[strings.ToLower(string(name))]

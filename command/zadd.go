@@ -8,9 +8,9 @@ import (
 
 func init() {
 	register(
-		&Spec{Name: "zadd", Arity: -4, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
+		&Spec{Name: "zadd", Flags: Write | DenyOOM | Fast,
 			Run: runZAdd, Validate: validate(parseZAdd)},
-		&Spec{Name: "zincrby", Arity: 4, Flags: Write | DenyOOM | Fast, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
+		&Spec{Name: "zincrby", Flags: Write | DenyOOM | Fast,
 			Run: runZIncrBy, Validate: validate(parseZIncrBy)},
 	)
 }

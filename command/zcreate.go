@@ -22,7 +22,7 @@ import (
 // (even after widening) refuses the whole command.
 
 func init() {
-	register(&Spec{Name: "zcreate", Arity: -3, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
+	register(&Spec{Name: "zcreate", Flags: Write | DenyOOM,
 		Run: runZCreate, Validate: validate(parseZCreate)})
 }
 

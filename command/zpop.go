@@ -14,17 +14,17 @@ import "github.com/goblindb/goblin/keyspace"
 func init() {
 	w := Write | Fast
 	register(
-		&Spec{Name: "zpopmin", Arity: -2, Flags: w, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
+		&Spec{Name: "zpopmin", Flags: w,
 			Run: func(c *Ctx, argv [][]byte) { runZPop(c, argv, false) }, Validate: validate(parseZPop)},
-		&Spec{Name: "zpopmax", Arity: -2, Flags: w, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
+		&Spec{Name: "zpopmax", Flags: w,
 			Run: func(c *Ctx, argv [][]byte) { runZPop(c, argv, true) }, Validate: validate(parseZPop)},
-		&Spec{Name: "zmpop", Arity: -4, Flags: Write, Group: "sorted_set", KeyFunc: mpopKeys(false),
+		&Spec{Name: "zmpop", Flags: Write,
 			Run: func(c *Ctx, argv [][]byte) { runMPop(c, argv, false) }, Validate: validate(func(argv [][]byte) (MPopArgs, error) { return ParseMPop(argv, false) })},
-		&Spec{Name: "bzpopmin", Arity: -3, Flags: w | Blocking, FirstKey: 1, LastKey: -2, Step: 1, Group: "sorted_set",
+		&Spec{Name: "bzpopmin", Flags: w | Blocking,
 			Run: func(c *Ctx, argv [][]byte) { runBZPop(c, argv, false) }, Validate: validateBZPop},
-		&Spec{Name: "bzpopmax", Arity: -3, Flags: w | Blocking, FirstKey: 1, LastKey: -2, Step: 1, Group: "sorted_set",
+		&Spec{Name: "bzpopmax", Flags: w | Blocking,
 			Run: func(c *Ctx, argv [][]byte) { runBZPop(c, argv, true) }, Validate: validateBZPop},
-		&Spec{Name: "bzmpop", Arity: -5, Flags: Write | Blocking, Group: "sorted_set", KeyFunc: mpopKeys(true),
+		&Spec{Name: "bzmpop", Flags: Write | Blocking,
 			Run: func(c *Ctx, argv [][]byte) { runMPop(c, argv, true) }, Validate: validateBZMPop},
 	)
 }
@@ -195,13 +195,6 @@ func popFirst(c *Ctx, keys [][]byte, max bool, count int64, shape popShape) {
 		}
 	}
 	c.W.NullArray()
-}
-
-func mpopKeys(block bool) func([][]byte) [][]byte {
-	return func(argv [][]byte) [][]byte {
-		a, _ := ParseMPop(argv, block)
-		return a.Keys
-	}
 }
 
 // BZPopKeys returns the keys of a BZPOPMIN/BZPOPMAX command.

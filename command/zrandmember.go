@@ -6,7 +6,7 @@ import (
 )
 
 func init() {
-	register(&Spec{Name: "zrandmember", Arity: -2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set", Run: runZRandMember})
+	register(&Spec{Name: "zrandmember", Flags: ReadOnly, Run: runZRandMember})
 }
 
 var errRandCountRange = Errorf("ERR value is out of range, value must between %d and %d", -math.MaxInt64, math.MaxInt64)

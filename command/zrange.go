@@ -5,20 +5,20 @@ import "github.com/goblindb/goblin/packed"
 func init() {
 	ro := ReadOnly
 	register(
-		&Spec{Name: "zrange", Arity: -4, Flags: ro, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
+		&Spec{Name: "zrange", Flags: ro,
 			Run: func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 1, false, rangeAuto, dirAuto) }},
-		&Spec{Name: "zrangestore", Arity: -5, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Group: "sorted_set",
+		&Spec{Name: "zrangestore", Flags: Write | DenyOOM,
 			Run:      func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 2, true, rangeAuto, dirAuto) },
 			Validate: func(argv [][]byte) error { _, err := parseZRange(argv, 2, true, rangeAuto, dirAuto); return err }},
-		&Spec{Name: "zrevrange", Arity: -4, Flags: ro, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
+		&Spec{Name: "zrevrange", Flags: ro,
 			Run: func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 1, false, rangeRank, dirReverse) }},
-		&Spec{Name: "zrangebyscore", Arity: -4, Flags: ro, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
+		&Spec{Name: "zrangebyscore", Flags: ro,
 			Run: func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 1, false, rangeScore, dirForward) }},
-		&Spec{Name: "zrevrangebyscore", Arity: -4, Flags: ro, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
+		&Spec{Name: "zrevrangebyscore", Flags: ro,
 			Run: func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 1, false, rangeScore, dirReverse) }},
-		&Spec{Name: "zrangebylex", Arity: -4, Flags: ro, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
+		&Spec{Name: "zrangebylex", Flags: ro,
 			Run: func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 1, false, rangeLex, dirForward) }},
-		&Spec{Name: "zrevrangebylex", Arity: -4, Flags: ro, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
+		&Spec{Name: "zrevrangebylex", Flags: ro,
 			Run: func(c *Ctx, argv [][]byte) { zrangeGeneric(c, argv, 1, false, rangeLex, dirReverse) }},
 	)
 }

@@ -2,7 +2,7 @@ package command
 
 func init() {
 	spec := func(name string, typ rangeType) *Spec {
-		return &Spec{Name: name, Arity: 4, Flags: Write, FirstKey: 1, LastKey: 1, Step: 1, Group: "sorted_set",
+		return &Spec{Name: name, Flags: Write,
 			Run:      func(c *Ctx, argv [][]byte) { zremrange(c, argv, typ) },
 			Validate: func(argv [][]byte) error { _, err := parseRemRange(argv, typ); return err }}
 	}

@@ -2,16 +2,15 @@ package command
 
 func init() {
 	ro := ReadOnly | Fast
-	key1 := func(s *Spec) *Spec { s.FirstKey, s.LastKey, s.Step, s.Group = 1, 1, 1, "sorted_set"; return s }
 	register(
-		key1(&Spec{Name: "zscore", Arity: 3, Flags: ro, Run: runZScore}),
-		key1(&Spec{Name: "zmscore", Arity: -3, Flags: ro, Run: runZMScore}),
-		key1(&Spec{Name: "zcard", Arity: 2, Flags: ro, Run: runZCard}),
-		key1(&Spec{Name: "zrank", Arity: -3, Flags: ro, Run: func(c *Ctx, argv [][]byte) { zrank(c, argv, false) }}),
-		key1(&Spec{Name: "zrevrank", Arity: -3, Flags: ro, Run: func(c *Ctx, argv [][]byte) { zrank(c, argv, true) }}),
-		key1(&Spec{Name: "zcount", Arity: 4, Flags: ro, Run: runZCount}),
-		key1(&Spec{Name: "zlexcount", Arity: 4, Flags: ro, Run: runZLexCount}),
-		key1(&Spec{Name: "zrem", Arity: -3, Flags: Write | Fast, Run: runZRem, Validate: func([][]byte) error { return nil }}),
+		&Spec{Name: "zscore", Flags: ro, Run: runZScore},
+		&Spec{Name: "zmscore", Flags: ro, Run: runZMScore},
+		&Spec{Name: "zcard", Flags: ro, Run: runZCard},
+		&Spec{Name: "zrank", Flags: ro, Run: func(c *Ctx, argv [][]byte) { zrank(c, argv, false) }},
+		&Spec{Name: "zrevrank", Flags: ro, Run: func(c *Ctx, argv [][]byte) { zrank(c, argv, true) }},
+		&Spec{Name: "zcount", Flags: ro, Run: runZCount},
+		&Spec{Name: "zlexcount", Flags: ro, Run: runZLexCount},
+		&Spec{Name: "zrem", Flags: Write | Fast, Run: runZRem, Validate: func([][]byte) error { return nil }},
 	)
 }
 

@@ -47,11 +47,10 @@ func init() {
 	}
 	for _, f := range forms {
 		f := f
-		s := &Spec{Name: f.name, Arity: -3, Flags: ReadOnly, Group: "sorted_set",
-			Run:     func(c *Ctx, argv [][]byte) { runSetOp(c, argv, f) },
-			KeyFunc: func(argv [][]byte) [][]byte { return setOpKeys(argv, f) }}
+		s := &Spec{Name: f.name, Flags: ReadOnly,
+			Run: func(c *Ctx, argv [][]byte) { runSetOp(c, argv, f) }}
 		if f.store {
-			s.Arity, s.Flags = -4, Write|DenyOOM
+			s.Flags = Write | DenyOOM
 			s.Validate = func(argv [][]byte) error { _, err := parseSetOp(argv, f); return err }
 		}
 		register(s)
@@ -71,17 +70,6 @@ var (
 	errWeightFloat = &Error{"ERR weight value is not a float"}
 	errLimitNeg    = &Error{"ERR LIMIT can't be negative"}
 )
-
-func setOpKeys(argv [][]byte, f setOpForm) [][]byte {
-	a, err := parseSetOpKeys(argv, f)
-	if err != nil {
-		return nil
-	}
-	if f.store {
-		return append([][]byte{a.dst}, a.keys...)
-	}
-	return a.keys
-}
 
 // parseSetOpKeys reads the destination, numkeys and the keys: what Redis
 // checks before it looks at any key.

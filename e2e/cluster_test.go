@@ -56,21 +56,7 @@ func TestClusterClientReadOnlyRoutesReadsToFollowers(t *testing.T) {
 	for _, n := range nodes {
 		addrs = append(addrs, n.Addr)
 	}
-	// The client loads its slot map once from one node: wait until every
-	// node's CLUSTER SLOTS names the leader and both followers (gossip
-	// spreads the addresses a moment after the election).
-	Eventually(t, 20*time.Second, func() error {
-		for _, n := range nodes {
-			slots, err := n.Client().ClusterSlots(ctx).Result()
-			if err != nil {
-				return err
-			}
-			if len(slots) != 1 || len(slots[0].Nodes) != len(nodes) || slots[0].Nodes[0].Addr != leader.Addr {
-				return fmt.Errorf("%s: CLUSTER SLOTS %+v", n.ID, slots)
-			}
-		}
-		return nil
-	})
+	waitClusterSlots(t, nodes, leader)
 	cc := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, ReadOnly: true})
 	defer cc.Close()
 	before := map[string]map[string]int{}

@@ -179,7 +179,9 @@ var fuzzBase = sync.OnceValues(func() (*FSM, error) {
 var fuzzNames, fuzzWords = func() ([]string, []string) {
 	var names []string
 	for _, s := range command.All() {
-		names = append(names, s.Name)
+		if s.Run != nil { // the state machine's commands, not the edge's
+			names = append(names, s.Name)
+		}
 	}
 	names = append(names, "multi", "exec", "nosuch")
 	slices.Sort(names)

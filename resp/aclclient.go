@@ -93,17 +93,17 @@ func (c *client) authenticate(cmd, user, pass []byte) error {
 	return nil
 }
 
-// permit checks the connection's user may run argv (whose metadata is m,
-// the subcommand's for a container). A denial is logged and answered as
-// Redis answers it; permit then returns false.
-func (c *client) permit(cc *connCommand, m *command.Meta, argv [][]byte) bool {
-	m = command.MetaFor(m, argv)
+// permit checks the connection's user may run argv (the command spec;
+// the subcommand's metadata for a container). A denial is logged and
+// answered as Redis answers it; permit then returns false.
+func (c *client) permit(spec *command.Spec, argv [][]byte) bool {
+	m := command.MetaFor(spec.Meta, argv)
 	reason, pos := c.acl.user.Check(m, argv, &c.acl.keys)
 	if reason == acl.Allowed {
 		return true
 	}
 	c.logDenial(reason, denialObject(reason, m, argv, pos), "")
-	c.reject(cc, command.Errorf("NOPERM %s", acl.DenialMessage(reason, c.acl.user.Name(), m.Name, string(argv[pos]), false)))
+	c.reject(spec, command.Errorf("NOPERM %s", acl.DenialMessage(reason, c.acl.user.Name(), m.Name, string(argv[pos]), false)))
 	return false
 }
 
@@ -179,5 +179,5 @@ func (c *client) permitAgain(spec *command.Spec, argv [][]byte) bool {
 	if c.acl.user.Unrestricted() {
 		return true
 	}
-	return c.permit(nil, spec.Meta, argv)
+	return c.permit(spec, argv)
 }

@@ -17,9 +17,6 @@ import (
 // (an OpACL entry, validated here first); the rest read this node's view
 // of them. ACL LOG is this node's own.
 
-// clusterSubs are the CLUSTER subcommands Goblin answers.
-var clusterSubs = []string{"help", "info", "keyslot", "myid", "myshardid", "nodes", "shards", "slots"}
-
 func cmdACL(c *client, argv [][]byte) {
 	sub := strings.ToLower(string(argv[1]))
 	n := len(argv)

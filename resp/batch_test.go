@@ -50,6 +50,9 @@ func TestPipelinedWritesShareAnEntry(t *testing.T) {
 	if cmds != 7 {
 		t.Fatalf("log holds %d commands (%v), want the 7 valid writes", cmds, ops)
 	}
+	if len(fb.entries) >= cmds {
+		t.Fatalf("no two pipelined writes shared an entry: %v", ops)
+	}
 	if strings.Join(ops, " ") != "batch/4 batch/2 command/1" {
 		t.Logf("entries %v (the batch arrived in pieces?)", ops)
 	}

@@ -193,7 +193,7 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 	}
 	// Wait in line before the first attempt, so a write landing between
 	// the attempt and the wait cannot be missed.
-	w := c.s.blocked.add(c.id, c.db, spec.Keys(argv))
+	w := c.s.blocked.add(c.id, c.db, keysOf(spec, argv))
 	defer c.s.blocked.remove(w)
 	var expired <-chan time.Time
 	// A timeout beyond what a Duration holds (about 292 years) is forever.
@@ -244,4 +244,15 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 			return
 		}
 	}
+}
+
+// keysOf returns the key arguments of argv, found by the command's key
+// specs.
+func keysOf(spec *command.Spec, argv [][]byte) [][]byte {
+	refs := command.MetaFor(spec.Meta, argv).KeyRefs(argv, nil)
+	keys := make([][]byte, len(refs))
+	for i, r := range refs {
+		keys[i] = argv[r.Pos]
+	}
+	return keys
 }

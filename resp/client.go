@@ -28,6 +28,15 @@ type client struct {
 	proto                 int
 	readonly              bool
 	acl                   aclClient
+	// unix: the connection came through the Unix socket; fd is its
+	// socket's descriptor (-1 unknown); monitoring: it ran MONITOR.
+	unix       bool
+	fd         int
+	monitoring atomic.Bool
+	// qbuf and qbufFree are the query buffer's bytes held and free
+	// space, omem the bytes of replies being written, outCap the reply
+	// buffer's size (CLIENT LIST, read by other goroutines).
+	qbuf, qbufFree, omem, outCap atomic.Int64
 
 	// lastCmd and lastTime feed CLIENT LIST (read by other goroutines).
 	lastCmd  atomic.Pointer[string]
@@ -52,11 +61,19 @@ type client struct {
 	// the soft limit (zero: they are under it). See outbuf.go.
 	outClosed bool
 	softSince time.Time
-	pending   []func() (raftfsm.Result, error)
+	pending   []pendingWrite
 	// gathered are the batch's consecutive writes not yet proposed; they
-	// go to the log as one entry (see proposeGathered).
+	// go to the log as one entry (see proposeGathered). gatheredAt is when
+	// the first of them ran; pendingArgv are the pending writes' and the
+	// gathered ones' arguments, for the slow log.
 	gathered []raftfsm.Command
-	barrier  bool // a read barrier was taken for the current batch
+	// batchStart is when the batch being run started; lastTick when the
+	// last command timed ended, relative to it (dispatch.go).
+	batchStart  time.Time
+	lastTick    time.Duration
+	gatheredAt  time.Time
+	pendingArgv [][][]byte
+	barrier     bool // a read barrier was taken for the current batch
 	// view is the keyspace, read-locked, while a run of consecutive reads
 	// of a batch executes (nil otherwise); viewNow is its clock and
 	// viewRun counts the reads run under it.
@@ -67,8 +84,8 @@ type client struct {
 	// The last command name looked up, and what it resolved to: a
 	// pipeline repeats one command.
 	lastName []byte
-	lastCC   *connCommand
 	lastSpec *command.Spec
+	lastRun  edgeFunc
 	lastGen  uint64
 	lastCnt  *atomic.Int64
 }
@@ -83,8 +100,11 @@ func newClient(s *Server, conn redcon.Conn) *client {
 		proto:   2,
 	}
 	c.initACL()
+	c.fd = -1
 	if nc := conn.NetConn(); nc != nil {
 		c.laddr = nc.LocalAddr().String()
+		c.unix = nc.LocalAddr().Network() == "unix"
+		c.fd = socketFD(nc)
 	}
 	none := "NULL"
 	c.lastCmd.Store(&none)
@@ -100,7 +120,7 @@ func doubleFormat(d70 bool) command.DoubleFormat {
 	return command.Double72
 }
 
-func (c *client) close() {}
+func (c *client) close() { c.s.monitors.remove(c) }
 
 // writer returns the client's reply writer, in its protocol, positioned
 // for a new reply.
@@ -141,7 +161,10 @@ func (c *client) flushOut() error {
 	if !deadline.IsZero() {
 		c.nc.SetWriteDeadline(deadline)
 	}
+	c.omem.Store(int64(c.w.Len()))
 	_, err := c.nc.Write(c.w.Bytes())
+	c.omem.Store(0)
+	c.outCap.Store(int64(c.w.Cap()))
 	if !deadline.IsZero() {
 		c.nc.SetWriteDeadline(time.Time{})
 		if errors.Is(err, os.ErrDeadlineExceeded) {

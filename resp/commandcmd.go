@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/goblindb/goblin/command"
+	"github.com/goblindb/goblin/keyspace"
 )
 
 // allCommands lists every command Goblin answers, sorted by name, with
@@ -53,16 +54,11 @@ func writeInfo(w *command.Writer, m *command.Meta) {
 	for _, ks := range m.KeySpecs {
 		writeKeySpec(w, ks)
 	}
-	var subs []*command.Meta
-	for _, sub := range m.Subs {
-		if sub.Served {
-			subs = append(subs, sub)
-		}
-	}
-	if len(subs) == 0 {
+	if len(m.Subs) == 0 {
 		w.Set(0)
 		return
 	}
+	subs := servedSubs(m)
 	w.Array(len(subs))
 	for _, sub := range subs {
 		writeInfo(w, sub)
@@ -141,25 +137,151 @@ func writeKeySpec(w *command.Writer, ks command.KeySpec) {
 	}
 }
 
+// servedSubs returns the subcommands of m Goblin answers.
+func servedSubs(m *command.Meta) []*command.Meta {
+	var subs []*command.Meta
+	for _, sub := range m.Subs {
+		if sub.Served {
+			subs = append(subs, sub)
+		}
+	}
+	return subs
+}
+
+// writeDocs writes a command's COMMAND DOCS entry.
+func writeDocs(w *command.Writer, m *command.Meta) {
+	d := m.Doc
+	subs := servedSubs(m)
+	n := 2 // summary, group
+	for _, set := range []bool{d.Since != "", d.HasComplexity, len(d.DocFlags) > 0, d.DeprecatedSince != "",
+		d.Replaced, len(d.History) > 0, len(d.Args) > 0, len(subs) > 0} {
+		if set {
+			n++
+		}
+	}
+	w.Map(n)
+	w.BulkString("summary")
+	w.BulkString(d.Text.Summary)
+	if d.Since != "" {
+		w.BulkString("since")
+		w.BulkString(d.Since)
+	}
+	w.BulkString("group")
+	w.BulkString(strings.ReplaceAll(m.Group, "_", "-")) // as Redis names its groups here
+	if d.HasComplexity {
+		w.BulkString("complexity")
+		w.BulkString(d.Text.Complexity)
+	}
+	if len(d.DocFlags) > 0 {
+		w.BulkString("doc_flags")
+		writeStatusSet(w, d.DocFlags)
+	}
+	if d.DeprecatedSince != "" {
+		w.BulkString("deprecated_since")
+		w.BulkString(d.DeprecatedSince)
+	}
+	if d.Replaced {
+		w.BulkString("replaced_by")
+		w.BulkString(d.Text.ReplacedBy)
+	}
+	if len(d.History) > 0 {
+		w.BulkString("history")
+		w.Set(len(d.History))
+		for i, v := range d.History {
+			w.Array(2)
+			w.BulkString(v)
+			text := ""
+			if i < len(d.Text.History) {
+				text = d.Text.History[i]
+			}
+			w.BulkString(text)
+		}
+	}
+	if len(d.Args) > 0 {
+		w.BulkString("arguments")
+		writeArgs(w, d.Args)
+	}
+	if len(subs) > 0 {
+		w.BulkString("subcommands")
+		w.Map(len(subs))
+		for _, sub := range subs {
+			w.BulkString(sub.Name)
+			writeDocs(w, sub)
+		}
+	}
+}
+
+// writeArgs writes an argument list as COMMAND DOCS does.
+func writeArgs(w *command.Writer, args []command.Arg) {
+	w.Array(len(args))
+	for i := range args {
+		a := &args[i]
+		nested := a.Type == "oneof" || a.Type == "block"
+		flags := a.Flags()
+		n := 3 // name, type, and display_text or arguments
+		for _, set := range []bool{a.HasKeySpec, a.Token != "", a.Since != "", a.DeprecatedSince != "", len(flags) > 0} {
+			if set {
+				n++
+			}
+		}
+		w.Map(n)
+		w.BulkString("name")
+		w.BulkString(a.Name)
+		w.BulkString("type")
+		w.BulkString(a.Type)
+		if !nested {
+			w.BulkString("display_text")
+			w.BulkString(a.DisplayText())
+		}
+		if a.HasKeySpec {
+			w.BulkString("key_spec_index")
+			w.Int(int64(a.KeySpec))
+		}
+		if a.Token != "" {
+			w.BulkString("token")
+			w.BulkString(a.Token)
+		}
+		if a.Since != "" {
+			w.BulkString("since")
+			w.BulkString(a.Since)
+		}
+		if a.DeprecatedSince != "" {
+			w.BulkString("deprecated_since")
+			w.BulkString(a.DeprecatedSince)
+		}
+		if len(flags) > 0 {
+			w.BulkString("flags")
+			writeStatusSet(w, flags)
+		}
+		if nested {
+			w.BulkString("arguments")
+			writeArgs(w, a.Args)
+		}
+	}
+}
+
+// writeStatusSet writes names as a set of simple strings, as Redis
+// writes flags.
+func writeStatusSet(w *command.Writer, names []string) {
+	w.Set(len(names))
+	for _, n := range names {
+		w.Simple(n)
+	}
+}
+
 func cmdCommand(c *client, argv [][]byte) {
 	if len(argv) == 1 {
 		c.reply(writeAllInfo)
 		return
 	}
 	sub := strings.ToLower(string(argv[1]))
-	switch {
-	case sub == "count" && len(argv) == 2:
+	switch sub {
+	case "count":
 		n := len(allCommands())
 		c.reply(func(w *command.Writer) { w.Int(int64(n)) })
-	case sub == "list" && len(argv) == 2:
-		all := allCommands()
-		c.reply(func(w *command.Writer) {
-			w.Array(len(all))
-			for _, m := range all {
-				w.BulkString(m.Name)
-			}
-		})
-	case sub == "info":
+	case "list":
+		commandList(c, argv)
+	case "info":
 		names := argv[2:]
 		if len(names) == 0 {
 			c.reply(writeAllInfo)
@@ -175,13 +297,12 @@ func cmdCommand(c *client, argv [][]byte) {
 				}
 			}
 		})
-	case sub == "docs":
-		names := argv[2:]
+	case "docs":
 		var list []*command.Meta
-		if len(names) == 0 {
+		if len(argv) == 2 {
 			list = allCommands()
 		} else {
-			for _, n := range names {
+			for _, n := range argv[2:] {
 				if m := findCommand(string(n)); m != nil {
 					list = append(list, m)
 				}
@@ -191,35 +312,115 @@ func cmdCommand(c *client, argv [][]byte) {
 			w.Map(len(list))
 			for _, m := range list {
 				w.BulkString(m.Name)
-				w.Map(2)
-				w.BulkString("summary")
-				w.BulkString(m.Name + " (see Redis's documentation)")
-				w.BulkString("group")
-				w.BulkString(m.Group)
+				writeDocs(w, m)
 			}
 		})
-	case sub == "getkeys" && len(argv) >= 3:
-		spec := command.Lookup(argv[2])
-		if spec == nil {
-			c.replyError(command.Errorf("ERR Invalid command specified"))
-			return
-		}
-		if !spec.CheckArity(len(argv) - 2) {
-			c.replyError(command.Errorf("ERR Invalid number of arguments specified for command"))
-			return
-		}
-		keys := spec.Keys(argv[2:])
-		if len(keys) == 0 {
-			c.replyError(command.Errorf("ERR The command has no key arguments"))
-			return
-		}
+	case "getkeys", "getkeysandflags":
+		commandGetKeys(c, argv, sub == "getkeysandflags")
+	case "help":
 		c.reply(func(w *command.Writer) {
-			w.Array(len(keys))
-			for _, k := range keys {
-				w.Bulk(k)
-			}
+			command.WriteHelp(w, argv[0], []string{
+				"(no subcommand)", "    Return details about all commands.",
+				"COUNT", "    Return the total number of commands in this server.",
+				"LIST", "    Return a list of all commands in this server.",
+				"INFO [<command-name> ...]", "    Return details about multiple commands.",
+				"    If no command names are given, documentation details for all",
+				"    commands are returned.",
+				"DOCS [<command-name> ...]", "    Return documentation details about multiple commands.",
+				"    If no command names are given, documentation details for all",
+				"    commands are returned.",
+				"GETKEYS <full-command>", "    Return the keys from a full command.",
+				"GETKEYSANDFLAGS <full-command>", "    Return the keys and the access flags from a full command.",
+			})
 		})
 	default:
 		c.replyError(command.UnknownSubcommandError(argv))
 	}
+}
+
+// commandList answers COMMAND LIST [FILTERBY MODULE|ACLCAT|PATTERN arg]:
+// commands and subcommands by full name.
+func commandList(c *client, argv [][]byte) {
+	match := func(*command.Meta) bool { return true }
+	for i := 2; i < len(argv); i += 3 {
+		if !strings.EqualFold(string(argv[i]), "filterby") || len(argv)-1-i != 2 {
+			c.replyError(command.ErrSyntax)
+			return
+		}
+		arg := argv[i+2]
+		switch strings.ToLower(string(argv[i+1])) {
+		case "module":
+			match = func(*command.Meta) bool { return false } // no modules
+		case "aclcat":
+			cat := command.CategoryByName(string(arg))
+			match = func(m *command.Meta) bool { return cat != 0 && m.Categories&cat != 0 }
+		case "pattern":
+			match = func(m *command.Meta) bool { return keyspace.Match(arg, []byte(m.Name), true) }
+		default:
+			c.replyError(command.ErrSyntax)
+			return
+		}
+	}
+	var names []string
+	for _, m := range allCommands() {
+		if match(m) {
+			names = append(names, m.Name)
+		}
+		for _, sub := range servedSubs(m) {
+			if match(sub) {
+				names = append(names, sub.Name)
+			}
+		}
+	}
+	c.reply(func(w *command.Writer) {
+		w.Array(len(names))
+		for _, n := range names {
+			w.BulkString(n)
+		}
+	})
+}
+
+// commandGetKeys answers COMMAND GETKEYS and GETKEYSANDFLAGS from the
+// command's key specs, as Redis finds keys.
+func commandGetKeys(c *client, argv [][]byte, withFlags bool) {
+	full := argv[2:]
+	m := findCommand(string(full[0]))
+	if m != nil && strings.Contains(m.Name, "|") {
+		m = nil // a subcommand is named by its arguments
+	}
+	if m != nil {
+		m = command.MetaFor(m, full)
+	}
+	switch {
+	case m == nil:
+		c.replyError(command.Errorf("ERR Invalid command specified"))
+		return
+	case !m.HasKeys() && m.Flags&command.CmdMovableKeys == 0:
+		c.replyError(command.Errorf("ERR The command has no key arguments"))
+		return
+	case (m.Arity > 0 && m.Arity != len(full)) || len(full) < -m.Arity:
+		c.replyError(command.Errorf("ERR Invalid number of arguments specified for command"))
+		return
+	}
+	refs := m.KeyRefs(full, nil)
+	if len(refs) == 0 {
+		if m.Flags&command.CmdNoMandatoryKeys != 0 {
+			c.reply(func(w *command.Writer) { w.Array(0) })
+		} else {
+			c.replyError(command.Errorf("ERR Invalid arguments specified for command"))
+		}
+		return
+	}
+	c.reply(func(w *command.Writer) {
+		w.Array(len(refs))
+		for _, r := range refs {
+			if !withFlags {
+				w.Bulk(full[r.Pos])
+				continue
+			}
+			w.Array(2)
+			w.Bulk(full[r.Pos])
+			writeStatusSet(w, r.Flags.Names())
+		}
+	})
 }

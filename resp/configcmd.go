@@ -159,7 +159,39 @@ func (s *Server) params() map[string]param {
 				return s.setMaxClients(n)
 			}},
 		{name: "proto-max-bulk-len", get: fixed(strconv.Itoa(protoMaxBulkLen))},
-		{name: "cluster-enabled", get: fixed("no")},
+		{name: "cluster-enabled", get: func(s *Server) string {
+			if s.backend.Status().Clustered {
+				return "yes"
+			}
+			return "no"
+		}},
+		{name: "slowlog-log-slower-than", get: func(s *Server) string { return strconv.FormatInt(s.slowlog.threshold.Load(), 10) },
+			set: func(s *Server, v string) error {
+				n, err := parseBounded(v, -1, math.MaxInt64)
+				if err == nil {
+					s.slowlog.threshold.Store(n)
+				}
+				return err
+			}},
+		{name: "slowlog-max-len", get: func(s *Server) string { return strconv.FormatInt(s.slowlog.maxLen.Load(), 10) },
+			set: func(s *Server, v string) error {
+				n, err := parseBounded(v, 0, math.MaxInt64)
+				if err == nil {
+					s.slowlog.maxLen.Store(n)
+					s.slowlog.mu.Lock()
+					s.slowlog.trim()
+					s.slowlog.mu.Unlock()
+				}
+				return err
+			}},
+		{name: "latency-monitor-threshold", get: func(s *Server) string { return strconv.FormatInt(s.latency.threshold.Load(), 10) },
+			set: func(s *Server, v string) error {
+				n, err := parseBounded(v, 0, math.MaxInt64)
+				if err == nil {
+					s.latency.threshold.Store(n)
+				}
+				return err
+			}},
 		{name: "notify-keyspace-events", get: fixed("")},
 		{name: "replicaof", get: fixed("")},
 		{name: "port", get: func(s *Server) string { return addrPort(s.Addr()) }},
@@ -267,10 +299,8 @@ func lookupParam(ps map[string]param, name string) (param, bool) {
 	return p, ok
 }
 
-var configSubs = map[string]int{"get": -3, "set": -4, "resetstat": 2, "rewrite": 2, "help": 2}
-
 func cmdConfig(c *client, argv [][]byte) {
-	// The subcommand and its arity were checked before (connCommand.sub).
+	// The subcommand and its arity were checked before (command.Spec.Sub).
 	switch strings.ToLower(string(argv[1])) {
 	case "get":
 		configGet(c, argv[2:])

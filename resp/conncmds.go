@@ -1,120 +1,39 @@
 package resp
 
 import (
-	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/goblindb/goblin/acl"
 	"github.com/goblindb/goblin/command"
+	"github.com/goblindb/goblin/node"
 )
 
-// connCommand is a command the edge answers itself.
-type connCommand struct {
-	name  string
-	arity int
-	run   func(c *client, argv [][]byte)
-	// noAuth: allowed before AUTH.
-	noAuth bool
-	// inMulti says what happens inside MULTI: runNow (the transaction
-	// commands themselves), queue (the state machine runs it at EXEC),
-	// atExec (the edge runs it at EXEC), or refuse.
-	inMulti multiMode
-	flags   command.Flags
-	group   string
-	// sub, for container commands, gives each subcommand's arity
-	// (counting the command name), checked before the command runs or is
-	// queued, as Redis checks them.
-	sub map[string]int
-	// meta is the command's Redis metadata (categories, key specs).
-	meta *command.Meta
+// edgeFunc runs a command the edge answers itself (command.Spec.Edge).
+type edgeFunc func(c *client, argv [][]byte)
+
+// edgeHandlers are the handlers of the edge's commands, by name; the
+// commands themselves are specified in the command table.
+var edgeHandlers = map[string]edgeFunc{
+	"ping": cmdPing, "echo": cmdEcho, "select": cmdSelect, "quit": cmdQuit, "hello": cmdHello, "auth": cmdAuth,
+	"client": cmdClient, "multi": cmdMulti, "exec": cmdExec, "discard": cmdDiscard, "watch": cmdWatch,
+	"unwatch": cmdUnwatch, "info": cmdInfo, "command": cmdCommand, "config": cmdConfig, "readonly": cmdReadonly,
+	"readwrite": cmdReadwrite, "role": cmdRole, "cluster": cmdCluster, "goblin": cmdGoblin, "acl": cmdACL,
+	"time": cmdTime, "slowlog": cmdSlowlog, "latency": cmdLatency, "monitor": cmdMonitor,
 }
-
-type multiMode uint8
-
-const (
-	refuse multiMode = iota
-	runNow
-	queue  // the state machine runs it at EXEC
-	atExec // the edge runs it once EXEC's entry is applied (see cmdExec)
-)
-
-var connCommands = map[string]*connCommand{}
 
 func init() {
-	for _, cc := range []*connCommand{
-		{name: "ping", arity: -1, run: cmdPing, inMulti: queue, flags: command.Fast, group: "connection"},
-		{name: "echo", arity: 2, run: cmdEcho, inMulti: queue, flags: command.Fast, group: "connection"},
-		{name: "select", arity: 2, run: cmdSelect, inMulti: queue, flags: command.Fast, group: "connection"},
-		{name: "quit", arity: -1, run: cmdQuit, noAuth: true, inMulti: runNow, flags: command.Fast, group: "connection"},
-		{name: "hello", arity: -1, run: cmdHello, noAuth: true, flags: command.Fast, group: "connection"},
-		{name: "auth", arity: -2, run: cmdAuth, inMulti: atExec, noAuth: true, flags: command.Fast, group: "connection"},
-		{name: "client", arity: -2, run: cmdClient, inMulti: atExec, group: "connection"},
-		{name: "multi", arity: 1, run: cmdMulti, inMulti: runNow, flags: command.Fast, group: "transactions"},
-		{name: "exec", arity: 1, run: cmdExec, inMulti: runNow, group: "transactions"},
-		{name: "discard", arity: 1, run: cmdDiscard, inMulti: runNow, flags: command.Fast, group: "transactions"},
-		{name: "watch", arity: -2, run: cmdWatch, inMulti: runNow, flags: command.Fast, group: "transactions"},
-		{name: "unwatch", arity: 1, run: cmdUnwatch, inMulti: queue, flags: command.Fast, group: "transactions"},
-		{name: "info", arity: -1, run: cmdInfo, inMulti: atExec, group: "server"},
-		{name: "command", arity: -1, run: cmdCommand, inMulti: atExec, group: "server"},
-		{name: "config", arity: -2, run: cmdConfig, inMulti: atExec, group: "server"},
-		{name: "readonly", arity: 1, run: cmdReadonly, inMulti: atExec, flags: command.Fast, group: "cluster"},
-		{name: "readwrite", arity: 1, run: cmdReadwrite, inMulti: atExec, flags: command.Fast, group: "cluster"},
-		{name: "role", arity: 1, run: cmdRole, inMulti: atExec, flags: command.Fast, group: "server"},
-		{name: "cluster", arity: -2, run: cmdCluster, inMulti: atExec, group: "cluster"},
-		{name: "goblin", arity: -2, run: cmdGoblin, flags: command.Admin, group: "server"},
-		{name: "acl", arity: -2, run: cmdACL, inMulti: atExec, group: "server"},
-	} {
-		connCommands[cc.name] = cc
-	}
-	connCommands["client"].sub = map[string]int{"id": 2, "getname": 2, "setname": 3, "setinfo": 4, "info": 2, "list": -2,
-		"no-evict": 3, "no-touch": 3, "reply": 3, "unblock": -3, "help": 2}
-	connCommands["command"].sub = map[string]int{"count": 2, "docs": -2, "getkeys": -3, "info": -2, "list": -2}
-	connCommands["config"].sub = configSubs
-	connCommands["acl"].sub = subArities("acl")
-	for _, cc := range connCommands {
-		cc.meta = command.LookupMeta(cc.name)
-		var subs []string
-		for sub := range cc.sub {
-			subs = append(subs, sub)
+	for _, s := range command.All() {
+		if s.Edge && edgeHandlers[s.Name] == nil {
+			panic("resp: no handler for edge command " + s.Name)
 		}
-		switch cc.name {
-		case "cluster":
-			subs = clusterSubs
-		case "goblin", "acl":
-			subs = nil // every subcommand
+	}
+	for name := range edgeHandlers {
+		if s := command.Find([]byte(name)); s == nil || !s.Edge {
+			panic("resp: handler for " + name + ", not an edge command")
 		}
-		sort.Strings(subs)
-		command.MarkServed(cc.name, subs)
 	}
-}
-
-// subArities returns the arity of each of a container's subcommands, from
-// Redis's metadata.
-func subArities(name string) map[string]int {
-	out := map[string]int{}
-	for _, s := range command.LookupMeta(name).Subs {
-		out[s.SubName()] = s.Arity
-	}
-	return out
-}
-
-// checkSub checks a container command's subcommand and its arity.
-func (cc *connCommand) checkSub(argv [][]byte) error {
-	return command.CheckSubcommand(cc.name, cc.sub, argv)
-}
-
-func lookupConnCommand(name []byte) *connCommand {
-	if len(name) > 16 {
-		return nil
-	}
-	var tmp [16]byte
-	for i, c := range name {
-		if c >= 'A' && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		tmp[i] = c
-	}
-	return connCommands[string(tmp[:len(name)])]
 }
 
 func cmdPing(c *client, argv [][]byte) {
@@ -258,7 +177,7 @@ func cmdHello(c *client, argv [][]byte) {
 		w.BulkString("id")
 		w.Int(c.id)
 		w.BulkString("mode")
-		w.BulkString("standalone")
+		w.BulkString(redisMode(st))
 		w.BulkString("role")
 		w.BulkString(st.Role)
 		w.BulkString("modules")
@@ -266,5 +185,25 @@ func cmdHello(c *client, argv [][]byte) {
 	})
 }
 
+// redisMode is how Redis names the server's mode (HELLO, INFO): cluster
+// when the node runs with peers.
+func redisMode(st node.Status) string {
+	if st.Clustered {
+		return "cluster"
+	}
+	return "standalone"
+}
+
 // parseLongLong is Redis's string2ll on a command argument.
 func parseLongLong(b []byte) (int64, bool) { return command.ParseInt(b) }
+
+// cmdTime answers TIME: the Unix time in seconds and the microseconds
+// within the second, as two bulk strings.
+func cmdTime(c *client, argv [][]byte) {
+	now := time.Now()
+	c.reply(func(w *command.Writer) {
+		w.Array(2)
+		w.BulkString(strconv.FormatInt(now.Unix(), 10))
+		w.BulkString(strconv.Itoa(now.Nanosecond() / 1000))
+	})
+}

@@ -16,7 +16,8 @@ import (
 // order.
 func (c *client) runBatch(cmds [][][]byte) {
 	c.barrier = false
-	c.lastTime.Store(time.Now().UnixMilli())
+	c.batchStart, c.lastTick = time.Now(), 0
+	c.lastTime.Store(c.batchStart.UnixMilli())
 	for _, argv := range cmds {
 		if c.quit || c.isKilled() {
 			break // Redis runs nothing after QUIT, or once the user is gone
@@ -38,29 +39,39 @@ func (c *client) runBatch(cmds [][][]byte) {
 func (c *client) drain() {
 	c.endView()
 	c.proposeGathered()
-	for i, wait := range c.pending {
-		res, err := wait()
+	done := 0
+	for i, p := range c.pending {
+		res, err := p.wait()
 		if err != nil {
 			c.replyError(translate(err))
 		} else {
 			c.send(res.Reply)
 		}
-		c.pending[i] = nil
+		d := time.Since(p.start)
+		for _, argv := range c.pendingArgv[done : done+p.n] {
+			c.s.commandDone(c, argv, d)
+		}
+		done += p.n
+		c.pending[i] = pendingWrite{}
 	}
 	c.pending = c.pending[:0]
+	clear(c.pendingArgv)
+	c.pendingArgv = c.pendingArgv[:0]
 }
 
-// execute runs one command: connection commands here, data commands
-// through the backend.
+// pendingWrite is an entry of n writes proposed at start, whose reply
+// wait returns.
+type pendingWrite struct {
+	wait  func() (raftfsm.Result, error)
+	start time.Time
+	n     int
+}
+
+// execute runs one command: the edge's own commands here, the state
+// machine's through the backend.
 func (c *client) execute(argv [][]byte) {
-	cc, spec, cnt := c.lookup(argv[0])
-	fullname := ""
-	switch {
-	case cc != nil:
-		fullname = cc.name
-		c.setLastCmd(lastCmdName(&cc.name, cc.meta, argv))
-	case spec != nil:
-		fullname = spec.Name
+	spec, run, cnt := c.lookup(argv[0])
+	if spec != nil {
 		c.setLastCmd(lastCmdName(&spec.Name, spec.Meta, argv))
 	}
 
@@ -72,99 +83,111 @@ func (c *client) execute(argv [][]byte) {
 	}
 	// Redis's order: existence and arity, authentication, commands
 	// refused in a transaction, then permissions.
-	if cc == nil && spec == nil {
+	if spec == nil {
 		c.reject(nil, command.UnknownCommandError(argv))
 		return
 	}
-	arityOK := false
-	if cc != nil {
-		arityOK = checkArity(cc.arity, len(argv))
-	} else {
-		arityOK = spec.CheckArity(len(argv))
-	}
-	if !arityOK {
-		c.reject(cc, command.ArityError(fullname))
+	if !spec.CheckArity(len(argv)) {
+		c.reject(spec, command.ArityError(spec.Name))
 		return
 	}
-	if spec != nil {
-		if err := spec.CheckSub(argv); err != nil {
-			c.reject(nil, err)
-			return
-		}
-	}
-	if cc != nil {
-		if err := cc.checkSub(argv); err != nil {
-			c.reject(cc, err)
-			return
-		}
-	}
-	if c.authRequired() && (cc == nil || !cc.noAuth) {
-		c.reject(cc, errNoAuth)
+	if err := spec.CheckSub(argv); err != nil {
+		c.reject(spec, err)
 		return
 	}
-	if c.multi != nil && ((cc != nil && cc.inMulti == refuse) || (spec != nil && spec.Flags&command.NoMulti != 0)) {
-		c.reject(cc, errNotAllowed)
+	if c.authRequired() && spec.Meta.Flags&command.CmdNoAuth == 0 {
+		c.reject(spec, errNoAuth)
 		return
 	}
-	if !c.acl.user.Unrestricted() {
-		var m *command.Meta
-		if cc != nil {
-			m = cc.meta
-		} else {
-			m = spec.Meta
-		}
-		if !c.permit(cc, m, argv) {
-			return
-		}
+	if c.multi != nil && ((spec.Edge && spec.InMulti == command.MultiRefuse) || spec.Flags&command.NoMulti != 0) {
+		c.reject(spec, errNotAllowed)
+		return
 	}
-	if c.multi != nil && c.s.mem != nil && !oomExempt(cc) && c.s.mem.OverMaxMemory() {
+	if !c.acl.user.Unrestricted() && !c.permit(spec, argv) {
+		return
+	}
+	if c.multi != nil && c.s.mem != nil && !oomExempt(spec) && c.s.mem.OverMaxMemory() {
 		// Queuing holds memory on this node: over its maxmemory, Redis
 		// refuses every command but those ending the transaction.
-		c.reject(cc, errOOM)
+		c.reject(spec, errOOM)
 		return
+	}
+	if c.s.pause.active.Load() {
+		// As Redis, before a command is queued too.
+		c.drain()
+		c.waitPause(spec, argv)
+	}
+	if c.multi != nil {
+		c.drain()
+		if !spec.Edge || spec.InMulti == command.MultiQueue || spec.InMulti == command.MultiAtExec {
+			cnt.Add(1)
+			c.s.stats.commands.Add(1)
+			c.queue(argv, spec, run)
+			return
+		}
 	}
 	cnt.Add(1)
 	c.s.stats.commands.Add(1)
-
-	if c.multi != nil {
-		c.drain()
-		if cc == nil || cc.inMulti == queue || cc.inMulti == atExec {
-			c.queue(argv, spec, cc)
-			return
-		}
+	if !spec.Edge {
+		c.s.monitors.feed(c, spec, argv)
 	}
-	if cc != nil || spec.Flags&(command.Blocking|command.Write) != 0 {
+	if spec.Edge || spec.Flags&(command.Blocking|command.Write) != 0 {
 		c.endView()
 	}
-	if cc != nil {
+	// A command's time runs from the end of the one before it (one clock
+	// read per command), or, for a read or an edge command, from when the
+	// writes before it were applied (they wait for those; a write joins
+	// them in the log).
+	if spec.Flags&(command.Write|command.Blocking) == 0 && (len(c.gathered) > 0 || len(c.pending) > 0) {
 		c.drain()
-		cc.run(c, argv)
-		return
+		c.tick()
 	}
-	if spec.Flags&command.Blocking != 0 {
+	start := c.lastTick
+	switch {
+	case spec.Edge:
+		run(c, argv)
+		// Monitors see an edge command as it left the connection (SELECT
+		// in its new database); EXEC's shows after its commands (cmdExec).
+		if spec.Name != "exec" {
+			c.s.monitors.feed(c, spec, argv)
+		}
+	case spec.Flags&command.Blocking != 0:
 		c.block(spec, argv)
+		c.tick() // its wait for data is not the next command's
 		return
-	}
-	if spec.Flags&command.Write != 0 {
-		c.write(spec, argv)
+	case spec.Flags&command.Write != 0:
+		c.write(spec, argv, c.batchStart.Add(start)) // timed when applied (drain)
 		return
+	default:
+		c.read(spec, argv)
 	}
-	c.read(spec, argv)
+	c.s.commandDone(c, argv, c.tick()-start)
 }
 
-// oomExempt reports whether cc may run in a transaction while memory is
-// above maxmemory: the commands that end it.
-func oomExempt(cc *connCommand) bool {
-	return cc != nil && (cc.name == "exec" || cc.name == "discard" || cc.name == "quit" || cc.name == "reset")
+// tick reads the clock: the time since the batch started, remembered as
+// lastTick.
+func (c *client) tick() time.Duration {
+	c.lastTick = time.Since(c.batchStart)
+	return c.lastTick
+}
+
+// oomExempt reports whether spec may run in a transaction while memory
+// is above maxmemory: the commands that end it.
+func oomExempt(spec *command.Spec) bool {
+	switch spec.Name {
+	case "exec", "discard", "quit", "reset":
+		return true
+	}
+	return false
 }
 
 // reject refuses a command before it runs, as Redis's rejectCommand: a
 // transaction being queued is doomed, and a refused EXEC aborts it there
 // and then.
-func (c *client) reject(cc *connCommand, err error) {
+func (c *client) reject(spec *command.Spec, err error) {
 	c.drain()
 	c.s.stats.rejected.Add(1)
-	if cc != nil && cc.name == "exec" {
+	if spec != nil && spec.Name == "exec" {
 		c.multi = nil
 		c.watch = watchState{}
 		msg := strings.TrimPrefix(err.Error(), "ERR ")
@@ -175,16 +198,9 @@ func (c *client) reject(cc *connCommand, err error) {
 	c.replyError(err)
 }
 
-func checkArity(arity, argc int) bool {
-	if arity > 0 {
-		return argc == arity
-	}
-	return argc >= -arity
-}
-
 // write validates a write command and proposes it; its reply is written by
 // drain, in order.
-func (c *client) write(spec *command.Spec, argv [][]byte) {
+func (c *client) write(spec *command.Spec, argv [][]byte, start time.Time) {
 	if spec.Validate != nil {
 		if err := spec.Validate(argv); err != nil {
 			c.drain()
@@ -192,7 +208,11 @@ func (c *client) write(spec *command.Spec, argv [][]byte) {
 			return
 		}
 	}
+	if len(c.gathered) == 0 {
+		c.gatheredAt = start
+	}
 	c.gathered = append(c.gathered, raftfsm.Command{DB: c.db, Argv: argv})
+	c.pendingArgv = append(c.pendingArgv, argv)
 	if len(c.gathered) >= maxGathered {
 		c.proposeGathered()
 	}
@@ -221,10 +241,10 @@ func (c *client) proposeGathered() {
 	clear(c.gathered)
 	c.gathered = c.gathered[:0]
 	if n == 1 {
-		c.pending = append(c.pending, wait)
+		c.pending = append(c.pending, pendingWrite{wait, c.gatheredAt, 1})
 		return
 	}
-	c.pending = append(c.pending, func() (raftfsm.Result, error) {
+	c.pending = append(c.pending, pendingWrite{n: n, start: c.gatheredAt, wait: func() (raftfsm.Result, error) {
 		res, err := wait()
 		if err == nil {
 			return res, nil
@@ -237,7 +257,7 @@ func (c *client) proposeGathered() {
 		}
 		c.s.stats.errors.Add(int64(n))
 		return raftfsm.Result{Reply: w.Bytes()}, nil
-	})
+	}})
 }
 
 // entry builds a log entry of commands stamped with the proposing node's
@@ -318,25 +338,22 @@ func (c *client) readBarrier() error {
 }
 
 // lookup resolves a command name, remembering the last one: a pipeline
-// usually repeats one command. cnt counts the command's calls (INFO).
-func (c *client) lookup(name []byte) (cc *connCommand, spec *command.Spec, cnt *atomic.Int64) {
+// usually repeats one command. run is the edge's handler of an edge
+// command; cnt counts the command's calls (INFO).
+func (c *client) lookup(name []byte) (spec *command.Spec, run edgeFunc, cnt *atomic.Int64) {
 	gen := c.s.stats.gen.Load()
 	if c.lastCnt != nil && c.lastGen == gen && bytes.Equal(name, c.lastName) {
-		return c.lastCC, c.lastSpec, c.lastCnt
+		return c.lastSpec, c.lastRun, c.lastCnt
 	}
-	cc = lookupConnCommand(name)
-	if cc == nil {
-		spec = command.Lookup(name)
-	}
-	switch {
-	case cc != nil:
-		cnt = c.s.commandCounter(cc.name)
-	case spec != nil:
-		cnt = c.s.commandCounter(spec.Name)
-	default:
+	spec = command.Find(name)
+	if spec == nil {
 		return nil, nil, &c.s.stats.unknown // not remembered
 	}
+	if spec.Edge {
+		run = edgeHandlers[spec.Name]
+	}
+	cnt = c.s.commandCounter(spec.Name)
 	c.lastName = append(c.lastName[:0], name...)
-	c.lastCC, c.lastSpec, c.lastGen, c.lastCnt = cc, spec, gen, cnt
-	return cc, spec, cnt
+	c.lastSpec, c.lastRun, c.lastGen, c.lastCnt = spec, run, gen, cnt
+	return spec, run, cnt
 }

@@ -5,7 +5,15 @@
 // CLIENT, SELECT, MULTI, INFO, COMMAND, CONFIG, ...), and hands data
 // commands to the backend: writes as log entries, reads after a
 // consistency check. Node errors are translated into Redis's wording here
-// and nowhere else.
+// and nowhere else. Every command is specified once, in the command
+// table (command.Spec, with Edge set for those answered here); the edge
+// holds only the handlers of its own (edgeHandlers, conncmds.go).
+//
+// Observation (slowlog.go, latency.go, monitor.go): each command's time
+// goes to the slow log and the latency monitor when it passes their
+// thresholds, and each command to the MONITOR connections; with nobody
+// monitoring that costs one atomic load. CLIENT PAUSE (pause.go) holds
+// commands before they run, at the cost of one atomic load otherwise.
 //
 // Pipelining: redcon hands over every command already read from a
 // connection at once. Writes in such a batch are proposed to Raft without

@@ -26,6 +26,8 @@ type fakeBackend struct {
 	now     int64
 	err     error // returned by Propose and ReadBarrier when set
 	entries []*raftfsm.Entry
+	// clustered: Status reports cluster mode.
+	clustered bool
 }
 
 func newFakeBackend() *fakeBackend {
@@ -86,7 +88,7 @@ func (f *fakeBackend) OnKeyReady(fn func(db int, key []byte)) {
 }
 
 func (f *fakeBackend) Status() node.Status {
-	return node.Status{Role: "master", Fsync: "always", Raft: map[string]string{"state": "Leader"}}
+	return node.Status{Role: "master", Fsync: "always", Raft: map[string]string{"state": "Leader"}, Clustered: f.clustered}
 }
 
 // startServer serves a fake backend on a free loopback port.

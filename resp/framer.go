@@ -139,6 +139,10 @@ func (f *framedConn) readBatch(flush func() error) ([][][]byte, error) {
 	}
 }
 
+// bufStats returns the bytes of the query buffer received and not yet
+// run (the batch returned included) and its free space.
+func (f *framedConn) bufStats() (used, free int) { return len(f.in), cap(f.in) - len(f.in) }
+
 // buffered reports whether received bytes wait to be parsed.
 func (f *framedConn) buffered() bool { return f.pos < len(f.in) || f.st == stDead }
 

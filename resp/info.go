@@ -68,7 +68,7 @@ func infoServer(s *Server, b *strings.Builder) {
 	up := time.Since(s.started)
 	kv(b, "redis_version", s.cfg.Version)
 	kv(b, "goblin_version", s.cfg.Version)
-	kv(b, "redis_mode", "standalone")
+	kv(b, "redis_mode", redisMode(s.backend.Status()))
 	kv(b, "os", runtime.GOOS+" "+runtime.GOARCH)
 	kv(b, "arch_bits", 64)
 	kv(b, "go_version", runtime.Version())

@@ -97,8 +97,12 @@ func sinceReport(st node.Status, id string) int {
 	return -1
 }
 
-// infoCluster writes INFO cluster: Goblin always answers the cluster
-// commands (as one shard), so cluster support is enabled.
+// infoCluster writes INFO cluster: enabled in cluster mode, as
+// redis_mode, CONFIG GET cluster-enabled and HELLO say.
 func infoCluster(s *Server, b *strings.Builder) {
-	kv(b, "cluster_enabled", 1)
+	enabled := 0
+	if s.backend.Status().Clustered {
+		enabled = 1
+	}
+	kv(b, "cluster_enabled", enabled)
 }

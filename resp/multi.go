@@ -14,9 +14,9 @@ import (
 // multiState is a transaction being queued.
 type multiState struct {
 	commands []raftfsm.Command
-	// edge[i] is the connection command to run at the edge for
-	// commands[i], nil for a command of the state machine.
-	edge []*connCommand
+	// edge[i] is the handler the edge runs for commands[i] at EXEC, nil
+	// for a command of the state machine.
+	edge []edgeFunc
 	// metas[i] is commands[i]'s metadata, for the permission check EXEC
 	// runs again; denied[i], set at EXEC, replaces the reply of a command
 	// no longer allowed.
@@ -50,26 +50,20 @@ func (c *client) rejectInMulti() {
 }
 
 // queue adds a command to the transaction.
-func (c *client) queue(argv [][]byte, spec *command.Spec, cc *connCommand) {
-	if spec != nil && spec.Flags&command.NoMulti != 0 {
+func (c *client) queue(argv [][]byte, spec *command.Spec, run edgeFunc) {
+	if spec.Flags&command.NoMulti != 0 {
 		c.multi.dirty = true
 		c.replyError(errNotAllowed)
 		return
 	}
 	c.multi.commands = append(c.multi.commands, raftfsm.Command{DB: c.multi.db, Argv: copyArgv(argv)})
-	var edge *connCommand
-	if cc != nil && cc.inMulti == atExec {
-		edge = cc
+	var edge edgeFunc
+	if spec.Edge && spec.InMulti == command.MultiAtExec {
+		edge = run
 	}
 	c.multi.edge = append(c.multi.edge, edge)
-	var m *command.Meta
-	if cc != nil {
-		m = cc.meta
-	} else {
-		m = spec.Meta
-	}
-	c.multi.metas = append(c.multi.metas, command.MetaFor(m, argv))
-	if cc != nil && cc.name == "select" {
+	c.multi.metas = append(c.multi.metas, command.MetaFor(spec.Meta, argv))
+	if spec.Name == "select" {
 		if db, err := command.ParseDB(argv[1]); err == nil {
 			c.multi.db = db
 		}
@@ -97,6 +91,8 @@ func cmdDiscard(c *client, argv [][]byte) {
 }
 
 func cmdExec(c *client, argv [][]byte) {
+	// Monitors see EXEC once it ran, after the commands it ran.
+	defer c.s.monitors.feed(c, command.Find(argv[0]), argv)
 	m := c.multi
 	if m == nil {
 		c.replyError(command.Errorf("ERR EXEC without MULTI"))
@@ -125,6 +121,12 @@ func cmdExec(c *client, argv [][]byte) {
 	for i, cmd := range m.commands {
 		if m.edge[i] == nil && m.denied[i] == nil {
 			data = append(data, cmd)
+		}
+	}
+	// Monitors see the transaction's commands as it runs them, then EXEC.
+	for i, cmd := range m.commands {
+		if m.denied[i] == nil {
+			c.s.monitors.feed(c, command.Find(cmd.Argv[0]), cmd.Argv)
 		}
 	}
 	e := c.entry(raftfsm.OpMulti, data)
@@ -162,19 +164,19 @@ func spliceExec(c *client, m *multiState, reply []byte) []byte {
 	c.acl.execing = true
 	defer func() { c.acl.execing = false }()
 	for i, cmd := range m.commands {
-		cc := m.edge[i]
+		run := m.edge[i]
 		switch {
 		case m.denied[i] != nil:
 			var w command.Writer
 			w.Error(m.denied[i])
 			out = append(out, w.Bytes()...)
-		case cc == nil:
+		case run == nil:
 			n := replyLen(rest)
 			out = append(out, rest[:n]...)
 			rest = rest[n:]
 		default:
 			c.capture = out
-			cc.run(c, cmd.Argv)
+			run(c, cmd.Argv)
 			out, c.capture = c.capture, nil
 		}
 	}

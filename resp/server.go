@@ -91,7 +91,11 @@ type Server struct {
 	pass      atomic.Pointer[string] // requirepass, which CONFIG SET may change
 	acl       aclServer
 
-	stats stats
+	stats    stats
+	slowlog  slowlog
+	latency  latencyMonitor
+	monitors monitors
+	pause    pauseState
 }
 
 type stats struct {
@@ -133,6 +137,7 @@ func NewServer(cfg Config, backend Backend) *Server {
 		s.cfg.NodeID = backend.Status().ID
 	}
 	s.initACL()
+	s.slowlog.init()
 	backend.OnKeyReady(func(db int, key []byte) {
 		if key == nil {
 			s.blocked.wakeAll()
@@ -334,6 +339,9 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 			c.flushOut()
 			return
 		}
+		used, free := fc.bufStats()
+		c.qbuf.Store(int64(used))
+		c.qbufFree.Store(int64(free))
 		c.serveBatch(cmds)
 	}
 	c.flushOut()

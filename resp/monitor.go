@@ -1,0 +1,172 @@
+package resp
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goblindb/goblin/command"
+)
+
+// MONITOR streams every command the server runs to the connections that
+// asked, one line each, as Redis writes them:
+//
+//	+1700000000.123456 [0 127.0.0.1:5555] "zadd" "k" "1" "m"
+//
+// Commands flagged admin are not shown, AUTH's and HELLO's credentials
+// are redacted, and the commands of a transaction are shown when EXEC
+// runs them, before EXEC itself. With nobody monitoring, feeding costs
+// one atomic load.
+//
+// Each monitor has a goroutine writing its lines; one that falls more
+// than monitorBacklog lines behind is closed, as Redis closes a client
+// past its output buffer limit.
+
+const monitorBacklog = 1 << 14
+
+type monitors struct {
+	n    atomic.Int32
+	mu   sync.Mutex
+	outs map[*client]chan []byte
+}
+
+// feed shows argv, run by c, to the monitors.
+func (m *monitors) feed(c *client, spec *command.Spec, argv [][]byte) {
+	if m.n.Load() == 0 {
+		return
+	}
+	if command.MetaFor(spec.Meta, argv).Flags&(command.CmdAdmin|command.CmdSkipMonitor) != 0 {
+		return
+	}
+	line := monitorLine(c, argv, time.Now())
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for mc, ch := range m.outs {
+		select {
+		case ch <- line:
+		default:
+			mc.s.log().Warn("closing a MONITOR client that fell behind", "client", mc.info())
+			m.removeLocked(mc)
+			mc.kill()
+		}
+	}
+}
+
+// monitorLine formats one command as Redis's MONITOR does.
+func monitorLine(c *client, argv [][]byte, now time.Time) []byte {
+	b := make([]byte, 0, 64)
+	b = append(b, '+')
+	b = strconv.AppendInt(b, now.Unix(), 10)
+	b = append(b, '.')
+	us := strconv.AppendInt(nil, int64(now.Nanosecond()/1000), 10)
+	for range 6 - len(us) {
+		b = append(b, '0')
+	}
+	b = append(b, us...)
+	b = append(b, " ["...)
+	b = strconv.AppendInt(b, int64(c.db), 10)
+	b = append(b, ' ')
+	if c.unix {
+		b = append(b, "unix:"...)
+		b = append(b, c.s.cfg.UnixSocket...)
+	} else {
+		b = append(b, c.addr...)
+	}
+	b = append(b, "] "...)
+	for j, a := range redact(argv) {
+		if j > 0 {
+			b = append(b, ' ')
+		}
+		b = appendRepr(b, a)
+	}
+	return append(b, "\r\n"...)
+}
+
+// appendRepr appends s quoted and escaped as Redis's sdscatrepr does.
+func appendRepr(b, s []byte) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for _, ch := range s {
+		switch ch {
+		case '\\', '"':
+			b = append(b, '\\', ch)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\a':
+			b = append(b, '\\', 'a')
+		case '\b':
+			b = append(b, '\\', 'b')
+		default:
+			if ch >= ' ' && ch <= '~' {
+				b = append(b, ch)
+			} else {
+				b = append(b, '\\', 'x', hex[ch>>4], hex[ch&15])
+			}
+		}
+	}
+	return append(b, '"')
+}
+
+// add makes c a monitor: lines wait in its channel from now on, and
+// its goroutine writes them once start is called (after MONITOR's OK).
+func (m *monitors) add(c *client) (start func()) {
+	ch := make(chan []byte, monitorBacklog)
+	m.mu.Lock()
+	if m.outs == nil {
+		m.outs = map[*client]chan []byte{}
+	}
+	if _, ok := m.outs[c]; ok {
+		m.mu.Unlock()
+		return func() {}
+	}
+	m.outs[c] = ch
+	m.n.Add(1)
+	m.mu.Unlock()
+	c.monitoring.Store(true)
+	nc := c.nc
+	return func() {
+		go func() {
+			for line := range ch {
+				if _, err := nc.Write(line); err != nil {
+					m.remove(c)
+					c.kill()
+					for range ch {
+					}
+					return
+				}
+			}
+		}()
+	}
+}
+
+// remove stops c's monitoring, if it monitors.
+func (m *monitors) remove(c *client) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.removeLocked(c)
+}
+
+func (m *monitors) removeLocked(c *client) {
+	if ch, ok := m.outs[c]; ok {
+		delete(m.outs, c)
+		m.n.Add(-1)
+		close(ch)
+	}
+}
+
+func cmdMonitor(c *client, argv [][]byte) {
+	if c.nc == nil {
+		c.replyError(command.Errorf("ERR MONITOR needs a connection"))
+		return
+	}
+	start := c.s.monitors.add(c)
+	c.reply(func(w *command.Writer) { w.OK() })
+	// The OK goes out before the first line.
+	c.flushOut()
+	start()
+}
