@@ -12,25 +12,51 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
+// throughput is each engine's bars, one per workload: relative to
+// redis-server without persistence when it was measured, else in
+// thousands of commands per second.
+func (rp *report) throughput() (relative bool, values []plotter.Values) {
+	for k := range rp.runs {
+		if k[1] == engRedis {
+			relative = true
+		}
+	}
+	for _, e := range rp.engines {
+		vals := make(plotter.Values, len(rp.workloads))
+		for j, wl := range rp.workloads {
+			s, ref := rp.runs[[2]string{wl, e}], rp.runs[[2]string{wl, engRedis}]
+			switch {
+			case s == nil:
+			case !relative:
+				vals[j] = s.ops / 1000
+			case ref != nil && ref.ops > 0:
+				vals[j] = s.ops / ref.ops
+			}
+		}
+		values = append(values, vals)
+	}
+	return relative, values
+}
+
 // chart draws two panels into a PNG: every workload's throughput relative
-// to redis-server without persistence (the dashed line is parity), and
-// bytes per member after the replay.
+// to redis-server without persistence (the dashed line is parity), or in
+// commands per second when redis was not measured, and bytes per member
+// after the replay.
 func (rp *report) chart(path, title string) error {
+	relative, values := rp.throughput()
 	thr := plot.New()
 	thr.Title.Text = title + ": throughput (× redis, no persistence)"
 	thr.Y.Label.Text = "commands/s relative to redis"
+	if !relative {
+		thr.Title.Text = title + ": throughput"
+		thr.Y.Label.Text = "thousands of commands/s"
+	}
 	thr.Y.Min = 0
 	thr.Legend.Top = true
 	width := vg.Points(7)
 	n := len(rp.engines)
 	for i, e := range rp.engines {
-		vals := make(plotter.Values, len(rp.workloads))
-		for j, wl := range rp.workloads {
-			s, ref := rp.runs[[2]string{wl, e}], rp.runs[[2]string{wl, engRedis}]
-			if s != nil && ref != nil && ref.ops > 0 {
-				vals[j] = s.ops / ref.ops
-			}
-		}
+		vals := values[i]
 		bars, err := plotter.NewBarChart(vals, width)
 		if err != nil {
 			return err
@@ -41,10 +67,12 @@ func (rp *report) chart(path, title string) error {
 		thr.Add(bars)
 		thr.Legend.Add(e, bars)
 	}
-	parity := plotter.NewFunction(func(float64) float64 { return 1 })
-	parity.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
-	parity.Color = plotutil.Color(7)
-	thr.Add(parity)
+	if relative {
+		parity := plotter.NewFunction(func(float64) float64 { return 1 })
+		parity.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		parity.Color = plotutil.Color(7)
+		thr.Add(parity)
+	}
 	thr.NominalX(rp.workloads...)
 	thr.Y.Max *= 1.25 // room for the legend
 	thr.X.Tick.Label.Rotation = 0.5

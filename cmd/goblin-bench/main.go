@@ -14,8 +14,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -23,9 +25,12 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		usage()
+		usage(os.Stderr)
+		os.Exit(2)
 	}
-	if err := dispatch(os.Args[1:]); err != nil {
+	switch err := dispatch(os.Args[1:]); {
+	case errors.Is(err, flag.ErrHelp):
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "goblin-bench:", err)
 		os.Exit(1)
 	}
@@ -42,17 +47,47 @@ func dispatch(args []string) error {
 		return cmdMemory(args[1:])
 	case "report":
 		return cmdReport(args[1:])
-	case "-h", "--help", "help":
-		usage()
+	case "-h", "-help", "--help", "help":
+		usage(os.Stdout)
+		os.Exit(0)
 	}
 	fmt.Fprintf(os.Stderr, "goblin-bench: unknown subcommand %q\n", args[0])
-	usage()
+	usage(os.Stderr)
+	os.Exit(2)
 	return nil
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, `usage: goblin-bench replay|load|memory|report [flags]  (-h after a subcommand for its flags)`)
-	os.Exit(2)
+// usage prints every subcommand with its flags.
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage: goblin-bench <subcommand> [flags]
+
+goblin-bench runs deterministic workloads against any RESP endpoint
+(goblind, redis-server, ...) and appends each measurement as a JSON line
+to --out; report turns those lines into tables and a chart.
+
+subcommands:
+  replay   the Wikimedia-like ZINCRBY replay, one command at a time or pipelined
+  load     concurrent pipelined workloads from many connections
+  memory   used_memory, RSS and MEMORY USAGE of a key
+  report   medians, ratios, a Markdown table and a PNG chart
+`)
+	flagOutput = w
+	defer func() { flagOutput = os.Stderr }()
+	for _, sub := range []string{"replay", "load", "memory", "report"} {
+		fmt.Fprintln(w)
+		dispatch([]string{sub, "-h"}) // prints its flags, answers flag.ErrHelp
+	}
+}
+
+// flagOutput is where the subcommands' flag sets print their usage.
+var flagOutput io.Writer = os.Stderr
+
+// newFlagSet is a subcommand's flag set; its Parse answers flag.ErrHelp
+// for -h after printing the flags.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(flagOutput)
+	return fs
 }
 
 // common flags of the measuring subcommands.
@@ -135,7 +170,7 @@ func printRun(engine string, r record) {
 }
 
 func cmdReplay(args []string) error {
-	fs := flag.NewFlagSet("replay", flag.ExitOnError)
+	fs := newFlagSet("replay")
 	var c common
 	c.register(fs)
 	var spec wikiSpec
@@ -149,7 +184,9 @@ func cmdReplay(args []string) error {
 	timeout := fs.Duration("timeout", time.Hour, "stop after this long even if not done")
 	verify := fs.Bool("verify", true, "read the key back and check it against the generator")
 	name := fs.String("workload", "", "workload label (default: replay-rpc or replay-pipelined)")
-	fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 	spec.Seed = *seed
 
 	w := newWiki(spec)
@@ -219,7 +256,7 @@ func appendZincrby(b []byte, key string, id int32) []byte {
 }
 
 func cmdLoad(args []string) error {
-	fs := flag.NewFlagSet("load", flag.ExitOnError)
+	fs := newFlagSet("load")
 	var c common
 	c.register(fs)
 	workload := fs.String("workload", "all", "zadd, zincrby, zscore, zrank, zrevrank, zrange, zrangebyscore, mixed, or all (comma-separated list allowed)")
@@ -230,7 +267,9 @@ func cmdLoad(args []string) error {
 	requests := fs.Int64("requests", 1_000_000, "commands per workload (at most)")
 	duration := fs.Duration("duration", 10*time.Second, "time per workload (at most)")
 	seed := fs.Uint64("seed", 1, "generator seed")
-	fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 
 	var list []*loadWorkload
 	if *workload == "all" {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"os"
 	"strconv"
@@ -15,14 +14,16 @@ import (
 // on this machine, else INFO's used_memory_rss), and MEMORY USAGE and
 // ZCARD of a key.
 func cmdMemory(args []string) error {
-	fs := flag.NewFlagSet("memory", flag.ExitOnError)
+	fs := newFlagSet("memory")
 	var c common
 	c.register(fs)
 	key := fs.String("key", "wiki:pages", "key to size")
 	pid := fs.Int("pid", 0, "server process ID for RSS (default: INFO's process_id)")
 	settle := fs.Duration("settle", 2*time.Second, "wait this long first (lets background freeing finish, the same for every engine)")
 	workload := fs.String("workload", "replay-rpc", "workload whose aftermath this measures (recorded)")
-	fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 
 	time.Sleep(*settle)
 	cn, err := dial(c.addr)

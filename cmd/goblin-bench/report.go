@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -277,12 +276,14 @@ func (rp *report) markdown(w io.Writer, recs []record) {
 }
 
 func cmdReport(args []string) error {
-	fs := flag.NewFlagSet("report", flag.ExitOnError)
+	fs := newFlagSet("report")
 	md := fs.String("md", "", "write the Markdown tables here (default: stdout)")
 	png := fs.String("png", "", "write the chart here")
 	engines := fs.String("engines", strings.Join([]string{engRedis, engRedisEverysec, engRedisAlways, engGoblinEvery, engGoblinAlways, "goblin-3node"}, ","), "engine column order")
 	title := fs.String("title", "Goblin vs redis-server", "chart title")
-	fs.Parse(args)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
 	if fs.NArg() == 0 {
 		return fmt.Errorf("report: name one or more results files")
 	}
