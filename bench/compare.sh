@@ -2,7 +2,7 @@
 # bench/compare.sh: Goblin against redis-server on this machine, in one run.
 #
 # Starts each engine fresh on free loopback ports, runs the same workloads
-# against it with cmd/goblin-bench, stops it, and moves on; engines
+# against it with bench/goblin-bench, stops it, and moves on; engines
 # alternate run by run (the order reverses every repetition) so slow
 # drifts of a shared machine hit them alike. Then it reports medians,
 # Goblin/Redis ratios and a chart:
@@ -60,7 +60,7 @@ trap cleanup EXIT INT TERM
 
 echo "== building into $OUT/bin"
 go build -o "$OUT/bin/goblind" ./cmd/goblind
-go build -o "$OUT/bin/goblin-bench" ./cmd/goblin-bench
+(cd bench && go build -o "$OUT/bin/goblin-bench" ./goblin-bench)
 BENCH="$OUT/bin/goblin-bench"
 GOBLIND="$OUT/bin/goblind"
 
