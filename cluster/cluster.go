@@ -131,6 +131,9 @@ type Cluster struct {
 	grant   claim              // whose bootstrap claim this node granted
 	attempt *attempt           // this node's bootstrap attempt in flight
 	missing map[string]time.Time
+	// lastConf is the configuration the previous reconcile saw (nil
+	// outside a leadership).
+	lastConf map[string]bool
 
 	inbox   chan []byte
 	stop    chan struct{}
@@ -485,7 +488,9 @@ func (c *Cluster) tickLoop() {
 		if c.node.IsLeader() {
 			c.reconcile()
 		} else {
-			clear(c.missing) // a later leadership starts counting afresh
+			// A later leadership starts counting afresh.
+			clear(c.missing)
+			c.lastConf = nil
 			c.reportProgress()
 		}
 		select {

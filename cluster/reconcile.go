@@ -45,6 +45,7 @@ func (c *Cluster) reconcile() {
 			voters++
 		}
 	}
+	c.noteRemovals(inConf)
 
 	// Removals first: they may make room for voters.
 	now := time.Now()
@@ -109,6 +110,25 @@ func (c *Cluster) reconcile() {
 				voters++
 			}
 		}
+	}
+}
+
+// noteRemovals forgets the identity check of every node that left the
+// configuration since the previous reconcile, whoever removed it: an
+// alive member is added back only once its Raft address answers again
+// with its ID. A node removed a moment after it was killed, while gossip
+// still counts it alive, so stays out.
+func (c *Cluster) noteRemovals(inConf map[string]node.Server) {
+	for id := range c.lastConf {
+		if _, ok := inConf[id]; !ok {
+			c.mu.Lock()
+			delete(c.verified, id)
+			c.mu.Unlock()
+		}
+	}
+	c.lastConf = make(map[string]bool, len(inConf))
+	for id := range inConf {
+		c.lastConf[id] = true
 	}
 }
 
