@@ -106,7 +106,7 @@ func TestOutsiderRaftCluster(t *testing.T) {
 			nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3, Args: args})
 			leader := WaitLeader(t, nodes, 30*time.Second)
 			ctx := context.Background()
-			before := nodeApplied(t, leader)
+			before := settledApplied(t, leader, len(nodes))
 			for _, n := range nodes {
 				if err := injectAppendEntries(t, n.Raft); err == nil {
 					t.Fatalf("AppendEntries to %s's Raft address was answered", n.ID)
@@ -131,6 +131,26 @@ func TestOutsiderRaftCluster(t *testing.T) {
 			}
 		})
 	}
+}
+
+// settledApplied waits until n's configuration holds voters voters and
+// its applied index stays put for half a second (the cluster has formed:
+// no configuration change is in flight), and returns that index.
+func settledApplied(t testing.TB, n *ClusterNode, voters int) int {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	last, since := -1, time.Now()
+	for time.Now().Before(deadline) {
+		applied := nodeApplied(t, n)
+		if applied != last || len(configIDs(t, n)) != voters {
+			last, since = applied, time.Now()
+		} else if time.Since(since) >= 500*time.Millisecond {
+			return applied
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s: the configuration did not settle at %d voters with a steady applied index", n.ID, voters)
+	return 0
 }
 
 // nodeApplied is a node's applied index from GOBLIN NODES.
