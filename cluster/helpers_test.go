@@ -1,14 +1,11 @@
 package cluster_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"os"
 	"sort"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,6 +17,7 @@ import (
 
 	"github.com/goblindb/goblin/cluster"
 	"github.com/goblindb/goblin/internal/freeport"
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/node"
 	"github.com/goblindb/goblin/resp"
 )
@@ -31,7 +29,7 @@ type env struct {
 	t     testing.TB
 	seed  uint64
 	rng   *rand.Rand
-	logs  syncBuffer
+	logs  testutil.SyncBuffer
 	boots atomic.Int32 // successful bootstraps, over every node and restart
 
 	mu      sync.Mutex
@@ -58,32 +56,11 @@ type tnode struct {
 	rdb  *redis.Client
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // newEnv prepares an environment whose seeds are the gossip addresses of
 // nodes n1..n<seeds>. Randomized choices use a seed printed in the log
 // (set GOBLIN_SEED to replay one).
 func newEnv(t testing.TB, seeds int) *env {
-	seed := rand.Uint64()
-	if s := os.Getenv("GOBLIN_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("GOBLIN_SEED=%d", seed)
+	seed := testutil.Seed(t)
 	e := &env{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, 1)), nodes: map[string]*tnode{}, gossip: map[string]string{}, raft: map[string]string{}}
 	for i := 1; i <= seeds; i++ {
 		e.seeds = append(e.seeds, e.gossipAddr(fmt.Sprintf("n%d", i)))
@@ -317,16 +294,7 @@ func (e *env) followers() []*tnode {
 	return out
 }
 
-func poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+var poll = testutil.Poll
 
 func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)

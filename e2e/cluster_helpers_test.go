@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // ClusterNode is one goblind of a test cluster.
@@ -37,12 +38,7 @@ type ClusterOptions struct {
 // testSeed returns the seed for a test's random choices (GOBLIN_SEED
 // replays one) and logs it.
 func testSeed(t testing.TB) *rand.Rand {
-	seed := rand.Uint64()
-	if s := os.Getenv("GOBLIN_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("GOBLIN_SEED=%d", seed)
-	return rand.New(rand.NewPCG(seed, 3))
+	return testutil.Rand(t, 3)
 }
 
 // StartCluster starts o.Size goblind processes that form a cluster through

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -36,7 +37,7 @@ func garbageEntries(t *testing.T) [][]byte {
 
 // startSingle starts a single-voter node on dir with the given log store,
 // logging into logs.
-func startSingle(t *testing.T, dir string, store LogStore, logs *syncBuffer) *Node {
+func startSingle(t *testing.T, dir string, store LogStore, logs *testutil.SyncBuffer) *Node {
 	t.Helper()
 	_, trans := raft.NewInmemTransport("")
 	n, err := New(Config{
@@ -59,7 +60,7 @@ func startSingle(t *testing.T, dir string, store LogStore, logs *syncBuffer) *No
 func TestGarbageInTheLogFailsAndIsReplayed(t *testing.T) {
 	for _, store := range []LogStore{LogStoreWAL, LogStoreBolt} {
 		t.Run(string(store), func(t *testing.T) {
-			logs := &syncBuffer{}
+			logs := &testutil.SyncBuffer{}
 			defer func() {
 				if t.Failed() {
 					t.Logf("node logs:\n%s", logs.String())

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/raftfsm"
 )
@@ -31,30 +31,13 @@ type testCluster struct {
 	// lose makes forwarded entries lose the leader's answer as a broken
 	// connection does (forwardLoss); zero: none lost.
 	lose forwardLoss
-	logs *syncBuffer
+	logs *testutil.SyncBuffer
 	opts func(*Config)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func newTestCluster(t testing.TB, size int, opts func(*Config)) *testCluster {
 	t.Helper()
-	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, logs: &syncBuffer{}, opts: opts}
+	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, logs: &testutil.SyncBuffer{}, opts: opts}
 	t.Cleanup(func() {
 		for _, n := range tc.all() {
 			n.Close()
@@ -195,17 +178,7 @@ func (tc *testCluster) followers() []*Node {
 	return out
 }
 
-// poll calls cond until it holds, failing the test after timeout.
-func poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+var poll = testutil.Poll
 
 // testPeers forwards to the leader's Node directly.
 type testPeers testCluster

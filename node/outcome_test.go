@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/keyspace"
 )
 
@@ -31,12 +30,7 @@ func (tc *testCluster) heal(id string) {
 // testRand returns a generator for a test's random choices, seeded from
 // GOBLIN_SEED when set; the seed is logged.
 func testRand(t *testing.T) *rand.Rand {
-	seed := rand.Uint64()
-	if s := os.Getenv("GOBLIN_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("GOBLIN_SEED=%d", seed)
-	return rand.New(rand.NewPCG(seed, 11))
+	return testutil.Rand(t, 11)
 }
 
 // members returns the members of key in n's local state.

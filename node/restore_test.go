@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/goblindb/goblin/backup"
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -123,7 +124,7 @@ func TestBackupFromLeaderAndFollower(t *testing.T) {
 // prepared by seed before they start.
 func newSeededCluster(t *testing.T, size int, seed func(id, dir string)) *testCluster {
 	t.Helper()
-	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, logs: &syncBuffer{}}
+	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, logs: &testutil.SyncBuffer{}}
 	t.Cleanup(func() {
 		for _, n := range tc.all() {
 			n.Close()
@@ -224,7 +225,7 @@ func TestRestorePendingSingleNode(t *testing.T) {
 	if _, err := SeedRestore(dir, bytes.NewReader(b[:len(b)-1])); !errors.Is(err, backup.ErrCorrupt) {
 		t.Fatalf("a truncated backup was seeded: %v", err)
 	}
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	n := startSingle(t, dir, LogStoreWAL, logs)
 	idx, sum := digestOf(t, n)
 	if sum != m.Digest || idx <= m.Index {

@@ -1,0 +1,69 @@
+// Package testutil holds the helpers Goblin's tests share: the seed of a
+// randomized test, a buffer a logger and the test both use, and polling
+// for a condition. It is imported by tests only.
+package testutil
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Seed returns the seed of a randomized test: GOBLIN_SEED when set (to
+// replay a failure), else a random one. It is logged either way.
+func Seed(t testing.TB) uint64 {
+	t.Helper()
+	seed := rand.Uint64()
+	if s := os.Getenv("GOBLIN_SEED"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("GOBLIN_SEED=%q: %v", s, err)
+		}
+		seed = v
+	}
+	t.Logf("GOBLIN_SEED=%d", seed)
+	return seed
+}
+
+// Rand is a generator seeded with Seed; stream tells apart the
+// generators of different packages' tests run with the same seed.
+func Rand(t testing.TB, stream uint64) *rand.Rand {
+	t.Helper()
+	return rand.New(rand.NewPCG(Seed(t), stream))
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers and readers,
+// for logs a test prints when it fails.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Poll calls cond until it holds, failing the test after timeout with
+// what it was waiting for.
+func Poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,46 @@
+package testutil
+
+import (
+	"testing"
+	"time"
+)
+
+func TestSeedReplaysGOBLIN_SEED(t *testing.T) {
+	t.Setenv("GOBLIN_SEED", "42")
+	if got := Seed(t); got != 42 {
+		t.Fatalf("Seed with GOBLIN_SEED=42: %d", got)
+	}
+	a, b := Rand(t, 1).Uint64(), Rand(t, 1).Uint64()
+	if a != b {
+		t.Fatalf("two generators of one seed and stream differ: %d %d", a, b)
+	}
+	if c := Rand(t, 2).Uint64(); c == a {
+		t.Fatalf("streams 1 and 2 gave the same first number %d", a)
+	}
+}
+
+func TestPollWaitsForTheCondition(t *testing.T) {
+	start := time.Now()
+	Poll(t, time.Second, "50 ms", func() bool { return time.Since(start) >= 50*time.Millisecond })
+	if time.Since(start) < 50*time.Millisecond {
+		t.Fatal("Poll returned before its condition held")
+	}
+}
+
+func TestSyncBuffer(t *testing.T) {
+	var b SyncBuffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			b.Write([]byte("x"))
+		}
+	}()
+	for range 100 {
+		_ = b.String()
+	}
+	<-done
+	if got := len(b.String()); got != 100 {
+		t.Fatalf("%d bytes written, want 100", got)
+	}
+}
