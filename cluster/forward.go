@@ -140,10 +140,10 @@ func (fw *forwarded) Result() (uint64, []byte, error) {
 	if err := replyErr(fw.leader, v); err != nil {
 		return 0, nil, err
 	}
-	if v.kind != '*' || len(v.array) != 2 || v.array[0].kind != ':' || v.array[1].kind != '$' {
+	if v.Kind != '*' || len(v.Array) != 2 || v.Array[0].Kind != ':' || v.Array[1].Kind != '$' {
 		return 0, nil, fmt.Errorf("leader %s: malformed %s reply", fw.leader, cmdApply)
 	}
-	return uint64(v.array[0].num), v.array[1].str, nil
+	return uint64(v.Array[0].Num), v.Array[1].Str, nil
 }
 
 // readIndex asks the leader for its read index.
@@ -152,10 +152,10 @@ func (f *forwarder) readIndex(ctx context.Context, leader string) (uint64, error
 	if err != nil {
 		return 0, err
 	}
-	if v.kind != ':' {
+	if v.Kind != ':' {
 		return 0, fmt.Errorf("leader %s: malformed %s reply", leader, cmdReadIndex)
 	}
-	return uint64(v.num), nil
+	return uint64(v.Num), nil
 }
 
 // admin runs a membership change on the leader.
@@ -192,11 +192,11 @@ func (f *forwarder) call(ctx context.Context, leader string, args ...string) (va
 // replyErr turns an error reply into the node sentinel it names, or into
 // an error carrying the leader's text.
 func replyErr(leader string, v value) error {
-	if v.kind != '-' {
+	if v.Kind != '-' {
 		return nil
 	}
-	if err := node.FromWire(string(v.str)); err != nil {
+	if err := node.FromWire(string(v.Str)); err != nil {
 		return err
 	}
-	return fmt.Errorf("leader %s: %s", leader, v.str)
+	return fmt.Errorf("leader %s: %s", leader, v.Str)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/goblindb/goblin/node"
 	"github.com/goblindb/goblin/raftfsm"
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 func secretOf(b byte) []byte { return bytes.Repeat([]byte{b}, MinSecretLen) }
@@ -228,20 +229,20 @@ func TestInternalRequests(t *testing.T) {
 	}()
 	br := bufio.NewReader(client)
 	for i, w := range want {
-		v, err := readValue(br, 0)
+		v, err := wire.ReadReply(br)
 		if err != nil {
 			t.Fatalf("reply %d: %v", i, err)
 		}
-		got := string(v.kind) + string(v.str)
-		if v.kind == ':' || v.kind == '*' || v.kind == '$' {
-			got = string(v.kind)
-			switch v.kind {
+		got := string(v.Kind) + string(v.Str)
+		if v.Kind == ':' || v.Kind == '*' || v.Kind == '$' {
+			got = string(v.Kind)
+			switch v.Kind {
 			case ':':
-				got += strconv.Itoa(int(v.num))
+				got += strconv.Itoa(int(v.Num))
 			case '*':
-				got += strconv.Itoa(len(v.array))
+				got += strconv.Itoa(len(v.Array))
 			case '$':
-				got += strconv.Itoa(len(v.str))
+				got += strconv.Itoa(len(v.Str))
 			}
 		}
 		if !strings.HasPrefix(got, w) {

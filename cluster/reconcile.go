@@ -198,8 +198,8 @@ func (c *Cluster) askID(addr string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if v.kind != '$' {
-		return "", fmt.Errorf("unexpected %s reply %q", cmdID, v.str)
+	if v.Kind != '$' {
+		return "", fmt.Errorf("unexpected %s reply %q", cmdID, v.Str)
 	}
-	return string(v.str), nil
+	return string(v.Str), nil
 }

@@ -5,11 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // conn is one pipelined RESP connection to a peer. Requests are written in
@@ -20,8 +20,9 @@ import (
 type conn struct {
 	nc net.Conn
 
-	mu     sync.Mutex // guards bw, queue and err; held while writing
+	mu     sync.Mutex // guards bw, enc, queue and err; held while writing
 	bw     *bufio.Writer
+	enc    []byte // the request being written
 	queue  []*call
 	err    error
 	closed chan struct{}
@@ -39,13 +40,7 @@ type call struct {
 var errBroken = errors.New("connection to the leader broke")
 
 // value is a parsed RESP2 reply.
-type value struct {
-	kind  byte // '+', '-', ':', '$', '*'
-	str   []byte
-	num   int64
-	array []value
-	null  bool
-}
+type value = wire.Reply
 
 const dialTimeout = time.Second
 
@@ -65,16 +60,8 @@ func (c *conn) send(args ...[]byte) (*call, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	c.bw.WriteString("*")
-	c.bw.WriteString(strconv.Itoa(len(args)))
-	c.bw.WriteString("\r\n")
-	for _, a := range args {
-		c.bw.WriteString("$")
-		c.bw.WriteString(strconv.Itoa(len(a)))
-		c.bw.WriteString("\r\n")
-		c.bw.Write(a)
-		c.bw.WriteString("\r\n")
-	}
+	c.enc = wire.AppendCommand(c.enc[:0], args...)
+	c.bw.Write(c.enc)
 	c.queue = append(c.queue, cl)
 	if err := c.bw.Flush(); err != nil {
 		// Part of the request may have left: the call is uncertain,
@@ -123,7 +110,9 @@ func (c *conn) failLocked(err error) {
 
 func (c *conn) readLoop(br *bufio.Reader) {
 	for {
-		v, err := readValue(br, 0)
+		// wire's default limits: a confused peer cannot make this node
+		// allocate without bound.
+		v, err := wire.ReadReply(br)
 		c.mu.Lock()
 		if err != nil {
 			c.failLocked(err)
@@ -142,65 +131,4 @@ func (c *conn) readLoop(br *bufio.Reader) {
 		cl.reply = v
 		close(cl.done)
 	}
-}
-
-// Limits on what a peer may send back, so a confused peer cannot make
-// this node allocate without bound.
-const (
-	maxBulk  = 512 << 20
-	maxArray = 1 << 20
-	maxDepth = 8
-)
-
-// readValue reads one RESP2 reply.
-func readValue(br *bufio.Reader, depth int) (value, error) {
-	line, err := br.ReadSlice('\n')
-	if err != nil {
-		return value{}, err
-	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return value{}, errors.New("malformed reply line")
-	}
-	v := value{kind: line[0]}
-	body := line[1 : len(line)-2]
-	switch v.kind {
-	case '+', '-':
-		v.str = append([]byte(nil), body...)
-	case ':':
-		if v.num, err = strconv.ParseInt(string(body), 10, 64); err != nil {
-			return value{}, err
-		}
-	case '$':
-		n, err := strconv.Atoi(string(body))
-		if err != nil || n > maxBulk {
-			return value{}, errors.New("malformed bulk length")
-		}
-		if n < 0 {
-			v.null = true
-			return v, nil
-		}
-		v.str = make([]byte, n+2)
-		if _, err := io.ReadFull(br, v.str); err != nil {
-			return value{}, err
-		}
-		v.str = v.str[:n]
-	case '*':
-		n, err := strconv.Atoi(string(body))
-		if err != nil || n > maxArray || depth >= maxDepth {
-			return value{}, errors.New("malformed array length")
-		}
-		if n < 0 {
-			v.null = true
-			return v, nil
-		}
-		v.array = make([]value, n)
-		for i := range v.array {
-			if v.array[i], err = readValue(br, depth+1); err != nil {
-				return value{}, err
-			}
-		}
-	default:
-		return value{}, fmt.Errorf("unexpected reply type %q", v.kind)
-	}
-	return v, nil
 }

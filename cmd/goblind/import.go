@@ -167,16 +167,16 @@ func (im *importer) drain() error {
 			return fmt.Errorf("node: %w", err)
 		}
 		if e.job == nil {
-			if r.kind == '-' {
-				return fmt.Errorf("node: SELECT: %s", r.str)
+			if r.Kind == '-' {
+				return fmt.Errorf("node: SELECT: %s", r.Str)
 			}
 			continue
 		}
-		if r.kind == '-' && !e.job.failed {
+		if r.Kind == '-' && !e.job.failed {
 			e.job.failed = true
 			im.errors++
 			if len(im.firstErr) < 10 {
-				im.firstErr = append(im.firstErr, fmt.Sprintf("%q: %s", e.job.name, r.str))
+				im.firstErr = append(im.firstErr, fmt.Sprintf("%q: %s", e.job.name, r.Str))
 			}
 		}
 		if e.last && !e.job.failed {

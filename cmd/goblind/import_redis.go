@@ -75,7 +75,7 @@ func (im *importer) fromRedis(ctx context.Context) error {
 	}
 	total := int64(-1)
 	if r, err := src.do("DBSIZE"); err == nil {
-		total = r.n
+		total = r.Num
 	}
 	cursor := im.o.cursor
 	var scanned int64
@@ -87,14 +87,14 @@ func (im *importer) fromRedis(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("redis: SCAN %s: %w", cursor, err)
 		}
-		if len(r.arr) != 2 {
+		if len(r.Array) != 2 {
 			return fmt.Errorf("redis: SCAN: unexpected reply")
 		}
-		next := string(r.arr[0].str)
-		if err := im.copyBatch(src, r.arr[1].arr); err != nil {
+		next := string(r.Array[0].Str)
+		if err := im.copyBatch(src, r.Array[1].Array); err != nil {
 			return fmt.Errorf("%w (resume with --cursor %s)", err, cursor)
 		}
-		scanned += int64(len(r.arr[1].arr))
+		scanned += int64(len(r.Array[1].Array))
 		cursor = next
 		im.progress(func() string {
 			return fmt.Sprintf("%d/%d keys scanned, %d sets imported, cursor %s", scanned, total, im.keys, cursor)
@@ -109,7 +109,7 @@ func (im *importer) fromRedis(ctx context.Context) error {
 // PTTL and ZCARD, pipelined; then RESTOREs (or chunks) to the node.
 func (im *importer) copyBatch(src *respClient, keys []reply) error {
 	for _, k := range keys {
-		src.send([]byte("TYPE"), k.str)
+		src.send([]byte("TYPE"), k.Str)
 	}
 	if err := src.flush(); err != nil {
 		return err
@@ -120,11 +120,11 @@ func (im *importer) copyBatch(src *respClient, keys []reply) error {
 		if err != nil {
 			return fmt.Errorf("redis: %w", err)
 		}
-		switch kind := string(t.str); {
-		case t.kind == '-':
-			return fmt.Errorf("redis: TYPE: %s", t.str)
+		switch kind := string(t.Str); {
+		case t.Kind == '-':
+			return fmt.Errorf("redis: TYPE: %s", t.Str)
 		case kind == "zset":
-			zkeys = append(zkeys, k.str)
+			zkeys = append(zkeys, k.Str)
 		case kind != "none":
 			im.skipped[kind]++
 		}
@@ -151,21 +151,21 @@ func (im *importer) copyBatch(src *respClient, keys []reply) error {
 			if err != nil {
 				return fmt.Errorf("redis: %w", err)
 			}
-			if r.kind == '-' {
-				return fmt.Errorf("redis: %s", r.str)
+			if r.Kind == '-' {
+				return fmt.Errorf("redis: %s", r.Str)
 			}
 			switch j {
 			case 0:
 				res[i].dump = r
 			case 1:
-				res[i].pttl = r.n
+				res[i].pttl = r.Num
 			default:
-				res[i].zcard = r.n
+				res[i].zcard = r.Num
 			}
 		}
 	}
 	for _, g := range res {
-		if g.dump.null || g.pttl == -2 || g.zcard == 0 {
+		if g.dump.Null || g.pttl == -2 || g.zcard == 0 {
 			continue // gone since SCAN saw it
 		}
 		ttl := g.pttl
@@ -174,7 +174,7 @@ func (im *importer) copyBatch(src *respClient, keys []reply) error {
 		}
 		job := &keyJob{name: string(g.key), members: g.zcard}
 		if g.zcard <= int64(im.o.big) {
-			if err := im.restore(job, ttl, false, g.dump.str); err != nil {
+			if err := im.restore(job, ttl, false, g.dump.Str); err != nil {
 				return err
 			}
 			continue
@@ -200,19 +200,19 @@ func (im *importer) copyChunked(src *respClient, job *keyJob, ttl int64) error {
 		if err != nil {
 			return fmt.Errorf("redis: ZRANGE: %w", err)
 		}
-		if len(r.arr) == 0 {
+		if len(r.Array) == 0 {
 			break
 		}
 		scores, members = scores[:0], members[:0]
-		for i := 0; i+1 < len(r.arr); i += 2 {
-			members = append(members, r.arr[i].str)
-			scores = append(scores, r.arr[i+1].str)
+		for i := 0; i+1 < len(r.Array); i += 2 {
+			members = append(members, r.Array[i].Str)
+			scores = append(scores, r.Array[i+1].Str)
 		}
 		job.members += int64(len(members))
 		if err := im.zadd(job, scores, members); err != nil {
 			return err
 		}
-		if len(r.arr)/2 < im.o.chunk {
+		if len(r.Array)/2 < im.o.chunk {
 			break
 		}
 	}

@@ -4,11 +4,10 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
-	"io"
 	"net"
-	"strconv"
+
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // respClient is the small RESP2 client goblind's subcommands use to talk
@@ -18,22 +17,15 @@ type respClient struct {
 	conn net.Conn
 	r    *bufio.Reader
 	w    *bufio.Writer
-	num  []byte
+	enc  []byte
 }
 
-// reply is one RESP2 reply. err is set for an error reply.
-type reply struct {
-	kind byte // '+', '-', ':', '$', '*'
-	str  []byte
-	n    int64
-	arr  []reply
-	null bool
-}
+// reply is one RESP2 reply.
+type reply = wire.Reply
 
-// errorReply is a server's error reply.
-type errorReply string
-
-func (e errorReply) Error() string { return string(e) }
+// replyLimits bound the replies read: a backup arrives as one bulk string
+// (up to 4 GiB), an import's SCAN or ZRANGE chunk as one array.
+var replyLimits = wire.Limits{MaxBulk: 1 << 32, MaxArray: 1 << 26, MaxDepth: 8}
 
 // dialRESP connects to addr (with TLS when tlsConfig is set) and
 // authenticates (AUTH pass, or AUTH user pass) when pass is set.
@@ -67,27 +59,15 @@ func (c *respClient) Close() error { return c.conn.Close() }
 
 // send buffers one command.
 func (c *respClient) send(args ...[]byte) error {
-	c.num = append(strconv.AppendInt(append(c.num[:0], '*'), int64(len(args)), 10), '\r', '\n')
-	if _, err := c.w.Write(c.num); err != nil {
-		return err
-	}
-	for _, a := range args {
-		c.num = append(strconv.AppendInt(append(c.num[:0], '$'), int64(len(a)), 10), '\r', '\n')
-		c.w.Write(c.num)
-		c.w.Write(a)
-		if _, err := c.w.WriteString("\r\n"); err != nil {
-			return err
-		}
-	}
-	return nil
+	c.enc = wire.AppendCommand(c.enc[:0], args...)
+	_, err := c.w.Write(c.enc)
+	return err
 }
 
 func (c *respClient) sendStrings(args ...string) error {
-	b := make([][]byte, len(args))
-	for i, a := range args {
-		b[i] = []byte(a)
-	}
-	return c.send(b...)
+	c.enc = wire.AppendCommandStrings(c.enc[:0], args...)
+	_, err := c.w.Write(c.enc)
+	return err
 }
 
 func (c *respClient) flush() error { return c.w.Flush() }
@@ -101,65 +81,11 @@ func (c *respClient) do(args ...string) (reply, error) {
 		return reply{}, err
 	}
 	r, err := c.read()
-	if err == nil && r.kind == '-' {
-		err = errorReply(r.str)
+	if err == nil {
+		err = r.Err()
 	}
 	return r, err
 }
 
 // read reads one reply.
-func (c *respClient) read() (reply, error) {
-	line, err := c.r.ReadSlice('\n')
-	if err != nil {
-		if errors.Is(err, bufio.ErrBufferFull) {
-			return reply{}, fmt.Errorf("reply line too long")
-		}
-		return reply{}, err
-	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return reply{}, fmt.Errorf("malformed reply %q", line)
-	}
-	r := reply{kind: line[0]}
-	body := line[1 : len(line)-2]
-	switch r.kind {
-	case '+', '-':
-		r.str = append([]byte(nil), body...)
-		return r, nil
-	}
-	n, err := strconv.ParseInt(string(body), 10, 64)
-	if err != nil {
-		return reply{}, fmt.Errorf("malformed reply %q", line)
-	}
-	r.n = n
-	switch r.kind {
-	case ':':
-	case '$':
-		if n < 0 {
-			r.null = true
-			return r, nil
-		}
-		if n > 1<<32 {
-			return reply{}, fmt.Errorf("bulk reply of %d bytes", n)
-		}
-		r.str = make([]byte, n+2)
-		if _, err := io.ReadFull(c.r, r.str); err != nil {
-			return reply{}, err
-		}
-		r.str = r.str[:n]
-	case '*':
-		if n < 0 {
-			r.null = true
-			return r, nil
-		}
-		for range n {
-			e, err := c.read()
-			if err != nil {
-				return reply{}, err
-			}
-			r.arr = append(r.arr, e)
-		}
-	default:
-		return reply{}, fmt.Errorf("unexpected reply %q", line)
-	}
-	return r, nil
-}
+func (c *respClient) read() (reply, error) { return wire.ReadReplyWithin(c.r, replyLimits) }

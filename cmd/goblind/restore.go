@@ -154,18 +154,18 @@ func restoreOnline(fs *flag.FlagSet, nf *nodeFlags, path string, force, progress
 	if err != nil {
 		return nil, err
 	}
-	if r.kind == '-' {
-		return nil, errors.New(string(r.str))
+	if r.Kind == '-' {
+		return nil, errors.New(string(r.Str))
 	}
 	d, err := c.do("GOBLIN", "DIGEST")
 	switch {
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "restored; GOBLIN DIGEST: %v\n", err)
-	case len(d.arr) == 2 && string(d.arr[1].str) == m.Digest.String():
-		fmt.Fprintf(os.Stderr, "restored: %s answers GOBLIN DIGEST %s at index %s, the backup's digest\n", nf.addr, m.Digest, strconv.FormatInt(d.arr[0].n, 10))
-	case len(d.arr) == 2:
+	case len(d.Array) == 2 && string(d.Array[1].Str) == m.Digest.String():
+		fmt.Fprintf(os.Stderr, "restored: %s answers GOBLIN DIGEST %s at index %s, the backup's digest\n", nf.addr, m.Digest, strconv.FormatInt(d.Array[0].Num, 10))
+	case len(d.Array) == 2:
 		fmt.Fprintf(os.Stderr, "restored; %s answers GOBLIN DIGEST %s at index %s, not the backup's: something changed the state since (a write, or a key whose time to live ran out)\n",
-			nf.addr, d.arr[1].str, strconv.FormatInt(d.arr[0].n, 10))
+			nf.addr, d.Array[1].Str, strconv.FormatInt(d.Array[0].Num, 10))
 	}
 	return m, nil
 }

@@ -1,0 +1,138 @@
+// Package wire is the client side of RESP2 that Goblin's own clients
+// share: a request encoder and a bounded reply reader. The node-to-node
+// plane (cluster), goblind's subcommands that talk to a server (backup,
+// import, ping) and the drill use it; the server side (the framer and the
+// reply writer) is in resp and command.
+package wire
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// Reply is one parsed RESP2 reply.
+type Reply struct {
+	Kind  byte // '+', '-', ':', '$', '*'
+	Str   []byte
+	Num   int64
+	Array []Reply
+	Null  bool
+}
+
+// Err is the reply as an error: an Error for an error reply, else nil.
+func (r Reply) Err() error {
+	if r.Kind == '-' {
+		return Error(r.Str)
+	}
+	return nil
+}
+
+// Error is a server's error reply ("ERR ...", "MOVED ...").
+type Error string
+
+func (e Error) Error() string { return string(e) }
+
+// Limits bound what a reply may claim, so a broken or hostile peer cannot
+// make the reader allocate without end.
+type Limits struct {
+	MaxBulk  int64 // bytes of one bulk string
+	MaxArray int64 // elements of one array
+	MaxDepth int   // nesting of arrays
+}
+
+// DefaultLimits are Redis's own bound on a bulk string (512 MiB), a
+// million elements and eight levels.
+var DefaultLimits = Limits{MaxBulk: 512 << 20, MaxArray: 1 << 20, MaxDepth: 8}
+
+// ErrMalformed wraps every reply that is not RESP2 or exceeds the limits.
+var ErrMalformed = errors.New("malformed reply")
+
+// ReadReply reads one reply within DefaultLimits.
+func ReadReply(br *bufio.Reader) (Reply, error) { return ReadReplyWithin(br, DefaultLimits) }
+
+// ReadReplyWithin reads one reply within lim.
+func ReadReplyWithin(br *bufio.Reader, lim Limits) (Reply, error) {
+	return readReply(br, lim, 0)
+}
+
+func readReply(br *bufio.Reader, lim Limits, depth int) (Reply, error) {
+	line, err := br.ReadSlice('\n')
+	if err != nil {
+		if errors.Is(err, bufio.ErrBufferFull) {
+			return Reply{}, fmt.Errorf("%w: line longer than the read buffer", ErrMalformed)
+		}
+		return Reply{}, err
+	}
+	if len(line) < 3 || line[len(line)-2] != '\r' {
+		return Reply{}, fmt.Errorf("%w: %q", ErrMalformed, line)
+	}
+	r := Reply{Kind: line[0]}
+	body := line[1 : len(line)-2]
+	switch r.Kind {
+	case '+', '-':
+		r.Str = append([]byte(nil), body...)
+		return r, nil
+	case ':', '$', '*':
+	default:
+		return Reply{}, fmt.Errorf("%w: type %q", ErrMalformed, r.Kind)
+	}
+	n, err := strconv.ParseInt(string(body), 10, 64)
+	if err != nil {
+		return Reply{}, fmt.Errorf("%w: %q", ErrMalformed, line)
+	}
+	switch r.Kind {
+	case ':':
+		r.Num = n
+	case '$':
+		if n < 0 {
+			r.Null = true
+			return r, nil
+		}
+		if n > lim.MaxBulk {
+			return Reply{}, fmt.Errorf("%w: bulk string of %d bytes", ErrMalformed, n)
+		}
+		r.Str = make([]byte, n+2)
+		if _, err := io.ReadFull(br, r.Str); err != nil {
+			return Reply{}, err
+		}
+		r.Str = r.Str[:n]
+	case '*':
+		if n < 0 {
+			r.Null = true
+			return r, nil
+		}
+		if n > lim.MaxArray || depth >= lim.MaxDepth {
+			return Reply{}, fmt.Errorf("%w: array of %d elements at depth %d", ErrMalformed, n, depth)
+		}
+		r.Array = make([]Reply, n)
+		for i := range r.Array {
+			if r.Array[i], err = readReply(br, lim, depth+1); err != nil {
+				return Reply{}, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// AppendCommand appends a request, an array of bulk strings, to dst.
+func AppendCommand(dst []byte, args ...[]byte) []byte {
+	dst = append(strconv.AppendInt(append(dst, '*'), int64(len(args)), 10), '\r', '\n')
+	for _, a := range args {
+		dst = append(strconv.AppendInt(append(dst, '$'), int64(len(a)), 10), '\r', '\n')
+		dst = append(append(dst, a...), '\r', '\n')
+	}
+	return dst
+}
+
+// AppendCommandStrings is AppendCommand of strings.
+func AppendCommandStrings(dst []byte, args ...string) []byte {
+	dst = append(strconv.AppendInt(append(dst, '*'), int64(len(args)), 10), '\r', '\n')
+	for _, a := range args {
+		dst = append(strconv.AppendInt(append(dst, '$'), int64(len(a)), 10), '\r', '\n')
+		dst = append(append(dst, a...), '\r', '\n')
+	}
+	return dst
+}

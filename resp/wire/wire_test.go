@@ -1,0 +1,57 @@
+package wire
+
+import (
+	"bufio"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func read(t *testing.T, s string, lim Limits) (Reply, error) {
+	t.Helper()
+	return ReadReplyWithin(bufio.NewReader(strings.NewReader(s)), lim)
+}
+
+func TestReadReply(t *testing.T) {
+	r, err := read(t, "*4\r\n+OK\r\n:-7\r\n$3\r\na\r\n\r\n*2\r\n$-1\r\n-ERR no\r\n", DefaultLimits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Kind != '*' || len(r.Array) != 4 || string(r.Array[0].Str) != "OK" || r.Array[1].Num != -7 ||
+		string(r.Array[2].Str) != "a\r\n" || !r.Array[3].Array[0].Null || r.Array[3].Array[1].Err().Error() != "ERR no" {
+		t.Fatalf("parsed %+v", r)
+	}
+	if r.Err() != nil {
+		t.Fatalf("an array is not an error: %v", r.Err())
+	}
+}
+
+func TestReadReplyRefusesWhatExceedsTheLimits(t *testing.T) {
+	lim := Limits{MaxBulk: 4, MaxArray: 2, MaxDepth: 1}
+	for _, in := range []string{
+		"$5\r\nhello\r\n",          // bulk over MaxBulk
+		"*3\r\n:1\r\n:2\r\n:3\r\n", // array over MaxArray
+		"*1\r\n*1\r\n:1\r\n",       // nesting over MaxDepth
+		"%1\r\n",                   // RESP3 map: not RESP2
+		":12x\r\n",                 // not a number
+		"+OK\n",                    // no CR
+	} {
+		if _, err := read(t, in, lim); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%q: %v, want ErrMalformed", in, err)
+		}
+	}
+}
+
+func TestAppendCommand(t *testing.T) {
+	want := "*3\r\n$4\r\nZADD\r\n$1\r\nk\r\n$0\r\n\r\n"
+	if got := string(AppendCommand(nil, []byte("ZADD"), []byte("k"), nil)); got != want {
+		t.Fatalf("AppendCommand: %q", got)
+	}
+	if got := string(AppendCommandStrings(nil, "ZADD", "k", "")); got != want {
+		t.Fatalf("AppendCommandStrings: %q", got)
+	}
+	r, err := read(t, want, DefaultLimits)
+	if err != nil || len(r.Array) != 3 || string(r.Array[0].Str) != "ZADD" {
+		t.Fatalf("a request reads back as an array: %+v %v", r, err)
+	}
+}
