@@ -39,7 +39,7 @@ func (d *Drill) finalRead(n *node, key string) ([]reply, error) {
 			r, err = c.do(15*time.Second, "ZRANGE", key, "0", "-1", "WITHSCORES")
 			c.close()
 			if err == nil {
-				return r.array, nil
+				return r.Array, nil
 			}
 		}
 		if time.Now().After(deadline) {
@@ -76,9 +76,9 @@ func (d *Drill) checkWitness(ops []Op) Witness {
 		}
 		have := map[string]bool{}
 		for i := 0; i < len(arr); i += 2 {
-			have[arr[i].str] = true
-			if failed[arr[i].str] {
-				phantom[arr[i].str] = true
+			have[string(arr[i].Str)] = true
+			if failed[string(arr[i].Str)] {
+				phantom[string(arr[i].Str)] = true
 			}
 		}
 		var lost []string
@@ -116,7 +116,7 @@ func (d *Drill) finalReads() (ops []Op, errs map[string]string) {
 				errs[n.ID] = err.Error()
 				continue
 			}
-			if err := op.parse(reply{kind: '*', array: arr}); err != nil {
+			if err := op.parse(reply{Kind: '*', Array: arr}); err != nil {
 				errs[n.ID] = err.Error()
 				continue
 			}

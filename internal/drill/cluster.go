@@ -67,8 +67,8 @@ func query(addr string, o dialOptions) (*nodeInfo, error) {
 		return nil, fmt.Errorf("GOBLIN NODES: %w", err)
 	}
 	info := &nodeInfo{}
-	for _, e := range r.array {
-		m := e.pairs()
+	for _, e := range r.Array {
+		m := pairs(e)
 		info.nodes = append(info.nodes, m)
 		if m["self"] == "1" || m["self"] == "true" {
 			info.self = m
@@ -81,7 +81,7 @@ func query(addr string, o dialOptions) (*nodeInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("INFO replication: %w", err)
 	}
-	sc := bufio.NewScanner(strings.NewReader(r.str))
+	sc := bufio.NewScanner(strings.NewReader(string(r.Str)))
 	for sc.Scan() {
 		k, v, _ := strings.Cut(strings.TrimSpace(sc.Text()), ":")
 		switch k {

@@ -54,7 +54,7 @@ func (m *monitor) run(ctx context.Context, d *Drill) {
 						c = nil
 					} else {
 						s.up = true
-						sc := bufio.NewScanner(strings.NewReader(r.str))
+						sc := bufio.NewScanner(strings.NewReader(string(r.Str)))
 						for sc.Scan() {
 							k, v, _ := strings.Cut(strings.TrimSpace(sc.Text()), ":")
 							switch k {

@@ -5,32 +5,26 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"strconv"
 	"time"
+
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // reply is one parsed RESP2 reply.
-type reply struct {
-	kind  byte // '+', '-', ':', '$', '*'
-	str   string
-	num   int64
-	array []reply
-	null  bool
-}
+type reply = wire.Reply
 
 // errorReply is a RESP error reply ("-CODE text").
-type errorReply string
-
-func (e errorReply) Error() string { return string(e) }
+type errorReply = wire.Error
 
 // conn is one RESP connection to a node, used by one goroutine at a time:
 // a command is written, then its reply read, each under a deadline.
 type conn struct {
-	nc net.Conn
-	r  *bufio.Reader
-	w  *bufio.Writer
+	nc  net.Conn
+	r   *bufio.Reader
+	w   *bufio.Writer
+	enc []byte
 }
 
 // dialOptions say how to reach and authenticate with a node.
@@ -87,83 +81,28 @@ var errSent = errors.New("no reply")
 // the write started wraps errSent, and the connection must be dropped.
 func (c *conn) do(d time.Duration, args ...string) (reply, error) {
 	c.nc.SetDeadline(time.Now().Add(d))
-	c.w.WriteString("*" + strconv.Itoa(len(args)) + "\r\n")
-	for _, a := range args {
-		c.w.WriteString("$" + strconv.Itoa(len(a)) + "\r\n")
-		c.w.WriteString(a)
-		c.w.WriteString("\r\n")
-	}
+	c.enc = wire.AppendCommandStrings(c.enc[:0], args...)
+	c.w.Write(c.enc)
 	if err := c.w.Flush(); err != nil {
 		return reply{}, fmt.Errorf("%w: %w", errSent, err)
 	}
-	r, err := readReply(c.r)
+	r, err := wire.ReadReply(c.r)
 	if err != nil {
 		return reply{}, fmt.Errorf("%w: %w", errSent, err)
 	}
-	if r.kind == '-' {
-		return r, errorReply(r.str)
-	}
-	return r, nil
-}
-
-// readReply parses one RESP2 reply.
-func readReply(r *bufio.Reader) (reply, error) {
-	line, err := r.ReadString('\n')
-	if err != nil {
-		return reply{}, err
-	}
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return reply{}, fmt.Errorf("malformed reply line %q", line)
-	}
-	kind, body := line[0], line[1:len(line)-2]
-	switch kind {
-	case '+', '-':
-		return reply{kind: kind, str: body}, nil
-	case ':':
-		n, err := strconv.ParseInt(body, 10, 64)
-		return reply{kind: kind, num: n}, err
-	case '$':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return reply{}, err
-		}
-		if n < 0 {
-			return reply{kind: kind, null: true}, nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return reply{}, err
-		}
-		return reply{kind: kind, str: string(buf[:n])}, nil
-	case '*':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return reply{}, err
-		}
-		if n < 0 {
-			return reply{kind: kind, null: true}, nil
-		}
-		out := reply{kind: kind, array: make([]reply, n)}
-		for i := range out.array {
-			if out.array[i], err = readReply(r); err != nil {
-				return reply{}, err
-			}
-		}
-		return out, nil
-	}
-	return reply{}, fmt.Errorf("unknown reply type %q", kind)
+	return r, r.Err()
 }
 
 // pairs turns a flat array reply of key/value pairs into a map.
-func (r reply) pairs() map[string]string {
+func pairs(r reply) map[string]string {
 	m := map[string]string{}
-	for i := 0; i+1 < len(r.array); i += 2 {
-		v := r.array[i+1]
-		switch v.kind {
+	for i := 0; i+1 < len(r.Array); i += 2 {
+		v := r.Array[i+1]
+		switch v.Kind {
 		case ':':
-			m[r.array[i].str] = strconv.FormatInt(v.num, 10)
+			m[string(r.Array[i].Str)] = strconv.FormatInt(v.Num, 10)
 		default:
-			m[r.array[i].str] = v.str
+			m[string(r.Array[i].Str)] = string(v.Str)
 		}
 	}
 	return m

@@ -172,40 +172,40 @@ func (d *Drill) send(conns map[string]*conn, n *node, args []string) (reply, err
 func (op *Op) parse(r reply) error {
 	switch op.Kind {
 	case KindZAdd, KindWitness:
-		if r.kind != ':' {
-			return fmt.Errorf("ZADD answered %q", r.kind)
+		if r.Kind != ':' {
+			return fmt.Errorf("ZADD answered %q", r.Kind)
 		}
-		op.Added = r.num
+		op.Added = r.Num
 	case KindZIncrBy:
-		s, err := strconv.ParseFloat(r.str, 64)
-		if r.kind != '$' || r.null || err != nil {
-			return fmt.Errorf("ZINCRBY answered %q %q", r.kind, r.str)
+		s, err := strconv.ParseFloat(string(r.Str), 64)
+		if r.Kind != '$' || r.Null || err != nil {
+			return fmt.Errorf("ZINCRBY answered %q %q", r.Kind, string(r.Str))
 		}
 		op.Score = s
 	case KindZScore:
-		if r.kind != '$' {
-			return fmt.Errorf("ZSCORE answered %q", r.kind)
+		if r.Kind != '$' {
+			return fmt.Errorf("ZSCORE answered %q", r.Kind)
 		}
-		if r.null {
+		if r.Null {
 			op.Absent = true
 			return nil
 		}
-		s, err := strconv.ParseFloat(r.str, 64)
+		s, err := strconv.ParseFloat(string(r.Str), 64)
 		if err != nil {
-			return fmt.Errorf("ZSCORE answered %q", r.str)
+			return fmt.Errorf("ZSCORE answered %q", string(r.Str))
 		}
 		op.Score = s
 	case KindZRange:
-		if r.kind != '*' || len(r.array)%2 != 0 {
-			return fmt.Errorf("ZRANGE answered %q with %d elements", r.kind, len(r.array))
+		if r.Kind != '*' || len(r.Array)%2 != 0 {
+			return fmt.Errorf("ZRANGE answered %q with %d elements", r.Kind, len(r.Array))
 		}
 		op.Range = []Scored{}
-		for i := 0; i < len(r.array); i += 2 {
-			s, err := strconv.ParseFloat(r.array[i+1].str, 64)
+		for i := 0; i < len(r.Array); i += 2 {
+			s, err := strconv.ParseFloat(string(r.Array[i+1].Str), 64)
 			if err != nil {
-				return fmt.Errorf("ZRANGE score %q", r.array[i+1].str)
+				return fmt.Errorf("ZRANGE score %q", string(r.Array[i+1].Str))
 			}
-			op.Range = append(op.Range, Scored{Member: memberIndex(r.array[i].str), Score: s})
+			op.Range = append(op.Range, Scored{Member: memberIndex(string(r.Array[i].Str)), Score: s})
 		}
 	}
 	return nil
