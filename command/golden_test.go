@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblindb/goblin/internal/resptest"
 	"github.com/goblindb/goblin/keyspace"
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // The golden test runs the command scripts of testdata/scripts.txt against
@@ -246,7 +246,7 @@ func recordGolden(t *testing.T, scripts [][][]string) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		if err := resptest.ReadReply(rd, &out); err != nil {
+		if err := wire.CopyReply(rd, &out); err != nil {
 			t.Fatalf("%q: %v", argv, err)
 		}
 		return out.String()

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // Differential tests of ACL users: the same command sequences on
@@ -212,7 +214,7 @@ func closedByServer(c *RawConn) bool {
 	}
 	c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	var out bytes.Buffer
-	return readReply(c.rd, &out) != nil
+	return wire.CopyReply(c.rd, &out) != nil
 }
 
 // ACL LOG's entries on both servers: the same fields, grouping and

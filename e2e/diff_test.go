@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // TestDifferential sends redis-server and goblind the same deterministic
@@ -132,7 +134,7 @@ func (d *dconn) send(argv []string) error {
 func (d *dconn) read() ([]byte, error) {
 	d.c.SetReadDeadline(time.Now().Add(20 * time.Second))
 	var out bytes.Buffer
-	err := readReply(d.rd, &out)
+	err := wire.CopyReply(d.rd, &out)
 	return out.Bytes(), err
 }
 

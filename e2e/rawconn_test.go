@@ -3,11 +3,11 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"net"
-	"strconv"
 	"testing"
 	"time"
+
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // RawConn speaks RESP on a TCP connection and returns each reply's exact
@@ -30,14 +30,7 @@ func DialRaw(t testing.TB, addr string) *RawConn {
 }
 
 // EncodeCommand returns argv as a RESP array of bulk strings.
-func EncodeCommand(argv ...string) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "*%d\r\n", len(argv))
-	for _, a := range argv {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	return b.Bytes()
-}
+func EncodeCommand(argv ...string) []byte { return wire.AppendCommandStrings(nil, argv...) }
 
 // Do sends one command and returns the raw bytes of its reply.
 func (r *RawConn) Do(argv ...string) []byte {
@@ -60,74 +53,8 @@ func (r *RawConn) Read() []byte {
 	r.t.Helper()
 	r.c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	var out bytes.Buffer
-	if err := readReply(r.rd, &out); err != nil {
+	if err := wire.CopyReply(r.rd, &out); err != nil {
 		r.t.Fatalf("read reply: %v (so far %q)", err, out.String())
 	}
 	return out.Bytes()
-}
-
-// readReply copies one complete RESP2/RESP3 value from rd into out.
-func readReply(rd *bufio.Reader, out *bytes.Buffer) error {
-	line, err := rd.ReadBytes('\n')
-	if err != nil {
-		return err
-	}
-	out.Write(line)
-	if len(line) < 3 || line[len(line)-2] != '\r' {
-		return fmt.Errorf("malformed line %q", line)
-	}
-	body := string(line[1 : len(line)-2])
-	switch line[0] {
-	case '+', '-', ':', ',', '_', '#', '(':
-		return nil
-	case '$', '=', '!':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return err
-		}
-		if n < 0 {
-			return nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := readFull(rd, buf); err != nil {
-			return err
-		}
-		out.Write(buf)
-		return nil
-	case '*', '~', '>':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return err
-		}
-		for i := 0; i < n; i++ {
-			if err := readReply(rd, out); err != nil {
-				return err
-			}
-		}
-		return nil
-	case '%', '|':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return err
-		}
-		for i := 0; i < 2*n; i++ {
-			if err := readReply(rd, out); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	return fmt.Errorf("unknown reply type %q", line[0])
-}
-
-func readFull(rd *bufio.Reader, buf []byte) (int, error) {
-	n := 0
-	for n < len(buf) {
-		k, err := rd.Read(buf[n:])
-		n += k
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblindb/goblin/internal/resptest"
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // BenchmarkPipelined measures the client command path: pipelines of 100
@@ -40,7 +40,7 @@ func benchPipelined(b *testing.B, user, kind string) {
 	do := func(argv ...string) string {
 		nc.Write(encode(argv...))
 		var out bytes.Buffer
-		if err := resptest.ReadReply(rd, &out); err != nil {
+		if err := wire.CopyReply(rd, &out); err != nil {
 			b.Fatal(err)
 		}
 		return out.String()
@@ -66,7 +66,7 @@ func benchPipelined(b *testing.B, user, kind string) {
 		nc.Write(pipe.Bytes())
 		for j := 0; j < 100; j++ {
 			out.Reset()
-			if err := resptest.ReadReply(rd, &out); err != nil {
+			if err := wire.CopyReply(rd, &out); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goblindb/goblin/internal/resptest"
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/node"
 	"github.com/goblindb/goblin/raftfsm"
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // fakeBackend applies entries directly with a raftfsm.Applier: the whole
@@ -150,7 +150,7 @@ func (c *conn) read() string {
 	c.t.Helper()
 	c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	var out bytes.Buffer
-	if err := resptest.ReadReply(c.rd, &out); err != nil {
+	if err := wire.CopyReply(c.rd, &out); err != nil {
 		c.t.Fatalf("reading reply: %v (got %q)", err, out.String())
 	}
 	return out.String()

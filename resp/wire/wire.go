@@ -1,8 +1,10 @@
-// Package wire is the client side of RESP2 that Goblin's own clients
-// share: a request encoder and a bounded reply reader. The node-to-node
-// plane (cluster), goblind's subcommands that talk to a server (backup,
-// import, ping) and the drill use it; the server side (the framer and the
-// reply writer) is in resp and command.
+// Package wire is the client side of RESP that Goblin's own clients and
+// tests share: a request encoder, a bounded RESP2 reply reader, and a
+// byte-exact copier of RESP2/RESP3 replies for tests that compare replies
+// with redis-server's. The node-to-node plane (cluster), goblind's
+// subcommands that talk to a server (backup, import, restore, ping), the
+// drill and the tests use it; the server side (the framer and the reply
+// writer) is in resp and command.
 package wire
 
 import (

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -53,5 +54,21 @@ func TestAppendCommand(t *testing.T) {
 	r, err := read(t, want, DefaultLimits)
 	if err != nil || len(r.Array) != 3 || string(r.Array[0].Str) != "ZADD" {
 		t.Fatalf("a request reads back as an array: %+v %v", r, err)
+	}
+}
+
+func TestCopyReplyKeepsTheBytes(t *testing.T) {
+	in := "%2\r\n+a\r\n*2\r\n$1\r\nx\r\n,1.5\r\n=7\r\ntxt:abc\r\n_\r\n" + "+next\r\n"
+	br := bufio.NewReader(strings.NewReader(in))
+	var out bytes.Buffer
+	if err := CopyReply(br, &out); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSuffix(in, "+next\r\n"); out.String() != want {
+		t.Fatalf("copied %q, want %q", out.String(), want)
+	}
+	out.Reset()
+	if err := CopyReply(br, &out); err != nil || out.String() != "+next\r\n" {
+		t.Fatalf("next reply: %q %v", out.String(), err)
 	}
 }
