@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -122,14 +121,7 @@ func dial(t *testing.T, s *Server) *conn {
 	return &conn{t: t, c: c, rd: bufio.NewReader(c)}
 }
 
-func encode(argv ...string) []byte {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "*%d\r\n", len(argv))
-	for _, a := range argv {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
-	}
-	return b.Bytes()
-}
+func encode(argv ...string) []byte { return wire.AppendCommandStrings(nil, argv...) }
 
 func (c *conn) send(b []byte) {
 	c.t.Helper()

@@ -3,13 +3,13 @@ package resp
 import (
 	"io"
 	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/goblindb/goblin/command"
 	"github.com/goblindb/goblin/internal/sds"
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // framedConn is a client's connection and its request parser: the only
@@ -184,7 +184,7 @@ func (f *framedConn) Read(p []byte) (int, error) {
 			}
 			f.fill()
 		}
-		f.first = appendCommand(f.first[:0], f.cmds[0])
+		f.first = wire.AppendCommand(f.first[:0], f.cmds[0]...)
 	}
 	n := copy(p, f.first)
 	f.first = f.first[n:]
@@ -421,21 +421,6 @@ func (f *framedConn) bulkHeader() bool {
 		f.st = stBulkTail
 	}
 	return true
-}
-
-// appendCommand appends args to b as a RESP multibulk request.
-func appendCommand(b []byte, args [][]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(args)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range args {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
 }
 
 // protocolError drops the request being parsed and stops parsing: the
