@@ -152,6 +152,9 @@ func (c *client) answer(res raftfsm.Result, err error, sts []*cmdStat) {
 		return
 	}
 	reply := res.Reply
+	if bytes.IndexByte(reply, '-') < 0 {
+		reply = nil // no error among them: nothing to split
+	}
 	for _, st := range sts {
 		if len(reply) == 0 {
 			break
