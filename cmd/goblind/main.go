@@ -345,6 +345,7 @@ func run(args []string) error {
 		// and clients keep being answered (forwarded) meanwhile.
 		stopCluster(cl, o, logger)
 	}
+	stopMetrics() // stop taking scrapes before the node closes
 	srv.Close()
 	if err := n.Close(); err != nil {
 		return fmt.Errorf("closing node: %w", err)
