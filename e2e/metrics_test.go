@@ -202,6 +202,14 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 		if v, err := sample(body, c.series); err != nil || v < 1 {
 			t.Errorf("node %s: %s = %v (%v)", c.n.ID, c.series, v, err)
 		}
+		if c.n == follower {
+			// A follower hears from its leader every few milliseconds.
+			state, err1 := sample(body, `goblin_raft_state{state="Follower"}`)
+			contact, err2 := sample(body, "goblin_raft_last_contact_seconds")
+			if err1 != nil || err2 != nil || state != 1 || contact < 0 || contact > 5 {
+				t.Errorf("follower %s: state %v, last contact %v s (%v, %v)", c.n.ID, state, contact, err1, err2)
+			}
+		}
 	}
 	info, err := Info(ctx, lc, "replication")
 	if err != nil {
