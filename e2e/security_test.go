@@ -106,7 +106,18 @@ func TestOutsiderRaftCluster(t *testing.T) {
 			nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3, Args: args})
 			leader := WaitLeader(t, nodes, 30*time.Second)
 			ctx := context.Background()
+			// The entries that follow an election (the new leader's
+			// barrier and what it replicates once ready) may still be
+			// coming: count from when its applied index has stopped moving.
 			before := nodeApplied(t, leader)
+			Eventually(t, 10*time.Second, func() error {
+				time.Sleep(600 * time.Millisecond)
+				if now := nodeApplied(t, leader); now != before {
+					before = now
+					return fmt.Errorf("the leader's applied index still moves")
+				}
+				return nil
+			})
 			for _, n := range nodes {
 				if err := injectAppendEntries(t, n.Raft); err == nil {
 					t.Fatalf("AppendEntries to %s's Raft address was answered", n.ID)
