@@ -23,6 +23,9 @@ type Ctx struct {
 	// nil and the choice comes from a generator seeded by the log index,
 	// so every node answers alike.
 	Rand func() uint64
+	// Hits and Misses count the keys a read found and did not find
+	// (keyspace_hits, keyspace_misses); the caller resets them.
+	Hits, Misses int
 }
 
 // writing reports whether the command runs on the apply path.
@@ -35,7 +38,13 @@ func (c *Ctx) lookup(key []byte) *keyspace.Entry {
 	if c.writing() {
 		return c.db().GetForWrite(key, c.Now, c.Index)
 	}
-	return c.db().Get(key, c.Now)
+	e := c.db().Get(key, c.Now)
+	if e != nil {
+		c.Hits++
+	} else {
+		c.Misses++
+	}
+	return e
 }
 
 // zset returns key's sorted set or nil.

@@ -8,7 +8,8 @@ import (
 
 // DB is one numbered database.
 type DB struct {
-	keys map[string]*Entry
+	keys    map[string]*Entry
+	expired uint64 // keys removed by expiry (DeleteExpired)
 	// order holds every key sorted by (hash, key): SCAN's cursor is a
 	// position in it, so a key present for a whole scan is returned.
 	order *btree.BTreeG[scanItem]
@@ -157,8 +158,13 @@ func (d *DB) DeleteExpired(key []byte, idx uint64) bool {
 		return false
 	}
 	d.expiredDel[string(key)] = struct{}{}
+	d.expired++
 	return true
 }
+
+// ExpiredKeys returns how many keys expired in this database since the
+// node started (INFO expired_keys).
+func (d *DB) ExpiredKeys() uint64 { return d.expired }
 
 // SetExpire sets (at > 0) or clears (at == 0) key's expiry time.
 func (d *DB) SetExpire(key []byte, at int64, idx uint64) {

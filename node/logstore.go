@@ -96,6 +96,10 @@ type stores struct {
 	stop   chan struct{}
 	wg     sync.WaitGroup
 	log    hclog.Logger
+	// stats measure the log (metrics.go); ownFsync: the store times its
+	// own fsyncs.
+	stats    logStats
+	ownFsync bool
 }
 
 // logCacheSize is how many recent entries stay in memory in front of the
@@ -155,18 +159,22 @@ func openStores(dir string, mode Fsync, want LogStore, inject func(wal.Op) error
 			return nil, fmt.Errorf("open raft log: %w", err)
 		}
 		base, s.sync, s.close_ = b, b.Sync, b.Close
+		base = &timedLog{LogStore: base, st: &s.stats, syncs: mode == FsyncAlways}
 	default:
 		walLog := logger.Named("wal")
 		w, err := wal.Open(filepath.Join(dir, walDir), wal.Options{
 			SyncEveryBatch: mode == FsyncAlways,
 			Logf:           func(format string, args ...any) { walLog.Warn(fmt.Sprintf(format, args...)) },
 			Inject:         inject,
+			OnSync:         s.stats.fsync.Record,
 		})
 		if err != nil {
 			s.stable.Close()
 			return nil, fmt.Errorf("open raft log: %w", err)
 		}
 		base, s.sync, s.close_ = w, w.Sync, w.Close
+		base = &timedLog{LogStore: base, st: &s.stats, syncs: mode == FsyncAlways, ownFsync: true}
+		s.ownFsync = true
 	}
 	s.guard = newLogGuard(base, logCacheSize, logger.Named("log"))
 	if mode == FsyncEverysec {
@@ -188,9 +196,17 @@ func (s *stores) syncEverySecond() {
 		case <-s.stop:
 			return
 		case <-t.C:
+			if s.stats.unsyncedEntries.Load() == 0 {
+				continue // nothing appended since the last sync
+			}
+			start := time.Now()
 			if err := s.sync(); err != nil {
 				s.guard.syncFailed(err)
 			} else {
+				if !s.ownFsync {
+					s.stats.fsync.Record(time.Since(start))
+				}
+				s.stats.durable()
 				s.guard.syncRecovered()
 			}
 		}

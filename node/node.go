@@ -119,6 +119,9 @@ type Node struct {
 	// group hands this node's entries to Raft in batches (groupcommit.go).
 	group *groupCommit
 
+	// stats are counters for the metrics endpoint (metrics.go).
+	stats nodeStats
+
 	notify   chan bool
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -182,6 +185,10 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.snaps = snaps
+	snaps.written = func(d time.Duration, size int64) {
+		n.stats.snapshotTime.Record(d)
+		n.stats.snapshotSize.Store(size)
+	}
 	st.guard.keepAfter = snaps.keepAfter
 	st.guard.hold = n.holdFailedAppend
 	n.trans = cfg.Transport
@@ -273,7 +280,8 @@ func New(cfg Config) (*Node, error) {
 	if idx, term := lastSnapshot(r); idx > 0 {
 		snaps.afterRestore(idx, term)
 	}
-	n.wg.Add(2)
+	n.wg.Add(3)
+	go n.watchLeaders()
 	go n.watchLeadership()
 	go n.expireLoop()
 	return n, nil

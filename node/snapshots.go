@@ -51,6 +51,9 @@ type snapshotStore struct {
 	lastErr   error            // the last snapshot write's error, nil if it succeeded
 	lastErrAt time.Time
 	lastOK    time.Time
+	// written, when set, is told how long each snapshot written took to
+	// write and its size in bytes.
+	written func(d time.Duration, size int64)
 }
 
 func newSnapshotStore(dataDir string, log raft.LogStore, logger hclog.Logger) (*snapshotStore, error) {
@@ -137,7 +140,7 @@ func (s *snapshotStore) Create(version raft.SnapshotVersion, index, term uint64,
 		}
 		return nil, err
 	}
-	return &trackedSink{SnapshotSink: sink, s: s}, nil
+	return &trackedSink{SnapshotSink: sink, s: s, start: time.Now()}, nil
 }
 
 func (s *snapshotStore) failed(err error) {
@@ -170,12 +173,15 @@ func (s *snapshotStore) status() (lastOK, failingSince time.Time, err error) {
 // trackedSink records how a snapshot write ends.
 type trackedSink struct {
 	raft.SnapshotSink
-	s   *snapshotStore
-	bad bool
+	s     *snapshotStore
+	bad   bool
+	start time.Time
+	size  int64
 }
 
 func (t *trackedSink) Write(p []byte) (int, error) {
 	n, err := t.SnapshotSink.Write(p)
+	t.size += int64(n)
 	if err != nil && !t.bad {
 		t.bad = true
 		t.s.failed(err)
@@ -190,6 +196,9 @@ func (t *trackedSink) Close() error {
 		t.s.failed(err)
 	case err == nil:
 		t.s.succeeded()
+		if t.s.written != nil {
+			t.s.written(time.Since(t.start), t.size)
+		}
 	}
 	if err != nil {
 		t.removePartial()

@@ -152,6 +152,7 @@ func (n *Node) forward(p *Pending) {
 		p.start(n.currentTerm())
 		fwd, err := n.peers.Apply(leader, p.data)
 		if err == nil {
+			n.stats.forwardedSent.Add(1)
 			p.fwd = fwd
 			return
 		}
@@ -383,6 +384,7 @@ func (n *Node) ApplyForwarded(data []byte) func() (raftfsm.Result, error) {
 		n.log.Warn("refused a forwarded entry", "error", err)
 		return (&Pending{err: fmt.Errorf("%w: %w", ErrBadEntry, err)}).Wait
 	}
+	n.stats.forwardedReceived.Add(1)
 	e.Time = n.Now()
 	p := &Pending{n: n, remote: true, fence: e.Term}
 	p.prop.id = e.Proposal

@@ -132,9 +132,6 @@ func (c *client) sendACLReply(reply []byte, err error) {
 		c.replyError(translate(err))
 		return
 	}
-	if len(reply) > 0 && reply[0] == '-' {
-		c.s.stats.errors.Add(1)
-	}
 	c.reply(func(w *command.Writer) { w.Raw(reply) })
 }
 

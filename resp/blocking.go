@@ -79,6 +79,13 @@ func (r *blockRegistry) add(id int64, db int, keys [][]byte) *waiter {
 	return w
 }
 
+// keys returns how many keys clients are blocked on.
+func (r *blockRegistry) keys() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.queues)
+}
+
 // remove takes w out of every queue and wakes the next waiter of each.
 func (r *blockRegistry) remove(w *waiter) {
 	r.mu.Lock()
@@ -216,6 +223,7 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 			return
 		}
 		if !isNullArray(res.Reply) {
+			c.noteReply(res.Reply)
 			c.send(res.Reply)
 			return
 		}

@@ -87,7 +87,13 @@ type client struct {
 	lastSpec *command.Spec
 	lastRun  edgeFunc
 	lastGen  uint64
-	lastCnt  *atomic.Int64
+	lastStat *cmdStat
+	// cur is the command being run, whose error replies count as its
+	// failed calls (nil: they count only as error replies; cmdstats.go).
+	cur *cmdStat
+	// pendingStats are the counters of the pending writes, as
+	// pendingArgv their arguments.
+	pendingStats []*cmdStat
 }
 
 func newClient(s *Server, conn redcon.Conn) *client {
@@ -134,6 +140,9 @@ func (c *client) writer() *command.Writer {
 // flush ends the reply built since writer: it stays in w, to be sent with
 // the batch's others, unless a capture collects it.
 func (c *client) flush() {
+	if c.mark < c.w.Len() {
+		c.noteReply(c.w.Bytes()[c.mark:])
+	}
 	if c.capture != nil {
 		c.capture = append(c.capture, c.w.Bytes()[c.mark:]...)
 		c.w.Truncate(c.mark)
@@ -162,7 +171,8 @@ func (c *client) flushOut() error {
 		c.nc.SetWriteDeadline(deadline)
 	}
 	c.omem.Store(int64(c.w.Len()))
-	_, err := c.nc.Write(c.w.Bytes())
+	n, err := c.nc.Write(c.w.Bytes())
+	c.s.stats.netOut.Add(int64(n))
 	c.omem.Store(0)
 	c.outCap.Store(int64(c.w.Cap()))
 	if !deadline.IsZero() {
@@ -186,6 +196,5 @@ func (c *client) reply(fn func(w *command.Writer)) {
 }
 
 func (c *client) replyError(err error) {
-	c.s.stats.errors.Add(1)
 	c.reply(func(w *command.Writer) { w.Error(err) })
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"math/rand/v2"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/goblindb/goblin/command"
@@ -42,13 +41,11 @@ func (c *client) drain() {
 	done := 0
 	for i, p := range c.pending {
 		res, err := p.wait()
-		if err != nil {
-			c.replyError(translate(err))
-		} else {
-			c.send(res.Reply)
-		}
+		sts := c.pendingStats[done : done+p.n]
+		c.answer(res, err, sts)
 		d := time.Since(p.start)
-		for _, argv := range c.pendingArgv[done : done+p.n] {
+		for j, argv := range c.pendingArgv[done : done+p.n] {
+			sts[j].done(d)
 			c.s.commandDone(c, argv, d)
 		}
 		done += p.n
@@ -57,6 +54,8 @@ func (c *client) drain() {
 	c.pending = c.pending[:0]
 	clear(c.pendingArgv)
 	c.pendingArgv = c.pendingArgv[:0]
+	clear(c.pendingStats)
+	c.pendingStats = c.pendingStats[:0]
 }
 
 // pendingWrite is an entry of n writes proposed at start, whose reply
@@ -70,7 +69,8 @@ type pendingWrite struct {
 // execute runs one command: the edge's own commands here, the state
 // machine's through the backend.
 func (c *client) execute(argv [][]byte) {
-	spec, run, cnt := c.lookup(argv[0])
+	spec, run, st := c.lookup(argv[0])
+	c.cur = st
 	if spec != nil {
 		c.setLastCmd(lastCmdName(&spec.Name, spec.Meta, argv))
 	}
@@ -120,13 +120,13 @@ func (c *client) execute(argv [][]byte) {
 	if c.multi != nil {
 		c.drain()
 		if !spec.Edge || spec.InMulti == command.MultiQueue || spec.InMulti == command.MultiAtExec {
-			cnt.Add(1)
+			st.calls.Add(1)
 			c.s.stats.commands.Add(1)
 			c.queue(argv, spec, run)
 			return
 		}
 	}
-	cnt.Add(1)
+	st.calls.Add(1)
 	c.s.stats.commands.Add(1)
 	if !spec.Edge {
 		c.s.monitors.feed(c, spec, argv)
@@ -161,7 +161,10 @@ func (c *client) execute(argv [][]byte) {
 	default:
 		c.read(spec, argv)
 	}
-	c.s.commandDone(c, argv, c.tick()-start)
+	d := c.tick() - start
+	st.done(d)
+	c.s.commandDone(c, argv, d)
+	c.cur = nil
 }
 
 // tick reads the clock: the time since the batch started, remembered as
@@ -187,6 +190,10 @@ func oomExempt(spec *command.Spec) bool {
 func (c *client) reject(spec *command.Spec, err error) {
 	c.drain()
 	c.s.stats.rejected.Add(1)
+	if c.cur != nil {
+		c.cur.rejected.Add(1)
+		c.cur = nil // not a failed call: its error counts only as a reply
+	}
 	if spec != nil && spec.Name == "exec" {
 		c.multi = nil
 		c.watch = watchState{}
@@ -203,8 +210,11 @@ func (c *client) reject(spec *command.Spec, err error) {
 func (c *client) write(spec *command.Spec, argv [][]byte, start time.Time) {
 	if spec.Validate != nil {
 		if err := spec.Validate(argv); err != nil {
+			st := c.cur
 			c.drain()
-			c.replyError(err)
+			c.cur = st
+			c.replyError(err) // a failed call (cmdstats.go)
+			st.done(time.Since(start))
 			return
 		}
 	}
@@ -213,6 +223,7 @@ func (c *client) write(spec *command.Spec, argv [][]byte, start time.Time) {
 	}
 	c.gathered = append(c.gathered, raftfsm.Command{DB: c.db, Argv: argv})
 	c.pendingArgv = append(c.pendingArgv, argv)
+	c.pendingStats = append(c.pendingStats, c.cur)
 	if len(c.gathered) >= maxGathered {
 		c.proposeGathered()
 	}
@@ -255,7 +266,6 @@ func (c *client) proposeGathered() {
 		for range n {
 			w.Error(translate(err))
 		}
-		c.s.stats.errors.Add(int64(n))
 		return raftfsm.Result{Reply: w.Bytes()}, nil
 	}})
 }
@@ -288,6 +298,12 @@ func (c *client) read(spec *command.Spec, argv [][]byte) {
 	c.viewRun++
 	c.ctx = command.Ctx{KS: c.view, DB: c.db, Now: c.viewNow, W: c.writer(), Rand: rand.Uint64}
 	spec.Run(&c.ctx, argv)
+	if c.ctx.Hits > 0 {
+		c.s.stats.hits.Add(int64(c.ctx.Hits))
+	}
+	if c.ctx.Misses > 0 {
+		c.s.stats.misses.Add(int64(c.ctx.Misses))
+	}
 	c.flush()
 }
 
@@ -339,11 +355,11 @@ func (c *client) readBarrier() error {
 
 // lookup resolves a command name, remembering the last one: a pipeline
 // usually repeats one command. run is the edge's handler of an edge
-// command; cnt counts the command's calls (INFO).
-func (c *client) lookup(name []byte) (spec *command.Spec, run edgeFunc, cnt *atomic.Int64) {
+// command; st counts the command's calls (cmdstats.go).
+func (c *client) lookup(name []byte) (spec *command.Spec, run edgeFunc, st *cmdStat) {
 	gen := c.s.stats.gen.Load()
-	if c.lastCnt != nil && c.lastGen == gen && bytes.Equal(name, c.lastName) {
-		return c.lastSpec, c.lastRun, c.lastCnt
+	if c.lastStat != nil && c.lastGen == gen && bytes.Equal(name, c.lastName) {
+		return c.lastSpec, c.lastRun, c.lastStat
 	}
 	spec = command.Find(name)
 	if spec == nil {
@@ -352,8 +368,8 @@ func (c *client) lookup(name []byte) (spec *command.Spec, run edgeFunc, cnt *ato
 	if spec.Edge {
 		run = edgeHandlers[spec.Name]
 	}
-	cnt = c.s.commandCounter(spec.Name)
+	st = c.s.commandStat(spec.Name)
 	c.lastName = append(c.lastName[:0], name...)
-	c.lastSpec, c.lastRun, c.lastGen, c.lastCnt = spec, run, gen, cnt
-	return spec, run, cnt
+	c.lastSpec, c.lastRun, c.lastGen, c.lastStat = spec, run, gen, st
+	return spec, run, st
 }

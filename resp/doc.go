@@ -44,6 +44,15 @@
 // refuses the writes, and the edge only refuses what a transaction would
 // queue here while this node is over its own limit.
 //
+// Statistics (cmdstats.go, opsmeter.go, totals.go): each command's calls,
+// refusals, failures (an error reply, told apart in a batch of writes'
+// replies), time and latency histogram, counted through the cmdStat
+// pointer the connection keeps with the command it last looked up, and
+// error replies by code; INFO (info.go) and the metrics package read
+// them. A command is timed with one monotonic clock read: it starts
+// where the previous one on its connection ended, and a write ends when
+// its entry is applied here.
+//
 // Blocking pops (blocking.go): a BZPOPMIN that finds nothing waits here,
 // in a first-come first-served registry the state machine's Ready hook
 // feeds, and proposes its command again when a key it waits on gets

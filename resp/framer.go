@@ -50,6 +50,8 @@ type framedConn struct {
 	// closes.
 	limit     *atomic.Int64
 	overLimit func(initial []byte)
+	// netIn counts the bytes read (nil: not counted).
+	netIn *atomic.Int64
 
 	// in holds the bytes received: in[:req] the requests already returned
 	// (valid until the next readBatch), in[req:pos] the part of the
@@ -191,6 +193,13 @@ func (f *framedConn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// countIn counts n bytes read from the client (total_net_input_bytes).
+func (f *framedConn) countIn(n int) {
+	if f.netIn != nil && n > 0 {
+		f.netIn.Add(int64(n))
+	}
+}
+
 // fill reads once from the connection, first moving the request being
 // parsed to the start of the buffer (no request is returned: nothing
 // points into it).
@@ -209,6 +218,7 @@ func (f *framedConn) fill() {
 	}
 	n, err := f.Conn.Read(f.in[len(f.in):cap(f.in)])
 	f.in = f.in[:len(f.in)+n]
+	f.countIn(n)
 	if err != nil {
 		f.err = err
 	}
@@ -449,6 +459,7 @@ func (f *framedConn) watchClose() <-chan struct{} {
 		var buf [readChunk]byte
 		for {
 			n, err := f.Conn.Read(buf[:])
+			f.countIn(n)
 			f.mu.Lock()
 			f.in = append(f.in, buf[:n]...)
 			full := len(f.in)-f.pos > readAheadMax || (f.limit != nil && int64(len(f.in)) > f.limit.Load())

@@ -12,24 +12,26 @@ import (
 	"github.com/goblindb/goblin/keyspace"
 )
 
-// infoSections in the order INFO prints them; "default" prints them all
-// except those marked extra.
+// infoSections in the order INFO prints them, with their titles; "default"
+// prints those not marked extra, "all" every one.
 var infoSections = []struct {
-	name  string
-	extra bool
-	fn    func(s *Server, b *strings.Builder)
+	name, title string
+	extra       bool
+	fn          func(s *Server, b *strings.Builder)
 }{
-	{"server", false, infoServer},
-	{"clients", false, infoClients},
-	{"memory", false, infoMemory},
-	{"persistence", false, infoPersistence},
-	{"stats", false, infoStats},
-	{"replication", false, infoReplication},
-	{"cpu", false, infoCPU},
-	{"commandstats", true, infoCommandStats},
-	{"cluster", false, infoCluster},
-	{"raft", false, infoRaft},
-	{"keyspace", false, infoKeyspace},
+	{"server", "Server", false, infoServer},
+	{"clients", "Clients", false, infoClients},
+	{"memory", "Memory", false, infoMemory},
+	{"persistence", "Persistence", false, infoPersistence},
+	{"stats", "Stats", false, infoStats},
+	{"replication", "Replication", false, infoReplication},
+	{"cpu", "CPU", false, infoCPU},
+	{"commandstats", "Commandstats", true, infoCommandStats},
+	{"errorstats", "Errorstats", false, infoErrorStats},
+	{"latencystats", "Latencystats", true, infoLatencyStats},
+	{"cluster", "Cluster", false, infoCluster},
+	{"raft", "Raft", false, infoRaft},
+	{"keyspace", "Keyspace", false, infoKeyspace},
 }
 
 func cmdInfo(c *client, argv [][]byte) {
@@ -55,7 +57,7 @@ func cmdInfo(c *client, argv [][]byte) {
 			if b.Len() > 0 {
 				b.WriteString("\r\n")
 			}
-			fmt.Fprintf(&b, "# %s\r\n", strings.ToUpper(sec.name[:1])+sec.name[1:])
+			fmt.Fprintf(&b, "# %s\r\n", sec.title)
 			sec.fn(c.s, &b)
 		}
 	}
@@ -88,13 +90,24 @@ func portOf(addr string) string {
 }
 
 func infoClients(s *Server, b *strings.Builder) {
-	s.mu.Lock()
-	n := len(s.clients)
-	s.mu.Unlock()
-	kv(b, "connected_clients", n)
+	kv(b, "connected_clients", s.ConnectedClients())
+	kv(b, "cluster_connections", 0)
 	kv(b, "maxclients", s.MaxClients())
-	kv(b, "blocked_clients", s.blocked.count.Load())
+	kv(b, "blocked_clients", s.BlockedClients())
+	kv(b, "tracking_clients", 0)
+	kv(b, "total_blocking_keys", s.blocked.keys())
+	kv(b, "total_blocking_keys_on_nokey", 0)
 }
+
+// ConnectedClients returns how many client connections are open.
+func (s *Server) ConnectedClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients)
+}
+
+// BlockedClients returns how many clients wait in a blocking command.
+func (s *Server) BlockedClients() int64 { return s.blocked.count.Load() }
 
 func infoMemory(s *Server, b *strings.Builder) {
 	var ms runtime.MemStats
@@ -114,7 +127,9 @@ func infoMemory(s *Server, b *strings.Builder) {
 	// objects (node/memory.go).
 	kv(b, "used_memory", ms.HeapAlloc)
 	kv(b, "used_memory_human", human(ms.HeapAlloc))
-	kv(b, "used_memory_rss", rss())
+	res := rss()
+	kv(b, "used_memory_rss", res)
+	kv(b, "used_memory_rss_human", human(res))
 	kv(b, "used_memory_dataset", dataset)
 	kv(b, "used_memory_dataset_keys", keys)
 	kv(b, "used_memory_sys", ms.Sys)
@@ -125,6 +140,9 @@ func infoMemory(s *Server, b *strings.Builder) {
 	kv(b, "maxmemory", maxmemory)
 	kv(b, "maxmemory_human", human(uint64(maxmemory)))
 	kv(b, "maxmemory_policy", "noeviction")
+	if ms.HeapAlloc > 0 {
+		kv(b, "mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(res)/float64(ms.HeapAlloc)))
+	}
 	kv(b, "mem_allocator", "go")
 }
 
@@ -140,7 +158,10 @@ func human(n uint64) string {
 	return fmt.Sprintf("%dB", n)
 }
 
-// rss reads the resident set size from /proc (0 where unavailable).
+// RSS returns the process's resident set size in bytes, read from /proc
+// (0 where unavailable).
+func RSS() uint64 { return rss() }
+
 func rss() uint64 {
 	data, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
@@ -194,35 +215,79 @@ func unixOrZero(t time.Time) int64 {
 }
 
 func infoStats(s *Server, b *strings.Builder) {
-	kv(b, "total_connections_received", s.stats.connections.Load())
-	kv(b, "total_commands_processed", s.stats.commands.Load())
-	kv(b, "rejected_connections", s.stats.rejectedConns.Load())
-	kv(b, "rejected_calls", s.stats.rejected.Load())
-	kv(b, "total_error_replies", s.stats.errors.Load())
+	st := &s.stats
+	kv(b, "total_connections_received", st.connections.Load())
+	kv(b, "total_commands_processed", st.commands.Load())
+	kv(b, "instantaneous_ops_per_sec", int64(st.ops.rate(meterOps)))
+	kv(b, "total_net_input_bytes", st.netIn.Load())
+	kv(b, "total_net_output_bytes", st.netOut.Load())
+	kv(b, "instantaneous_input_kbps", fmt.Sprintf("%.2f", st.ops.rate(meterNetIn)/1024))
+	kv(b, "instantaneous_output_kbps", fmt.Sprintf("%.2f", st.ops.rate(meterNetOut)/1024))
+	kv(b, "rejected_connections", st.rejectedConns.Load())
+	kv(b, "expired_keys", s.ExpiredKeys())
+	kv(b, "evicted_keys", 0)
+	kv(b, "keyspace_hits", st.hits.Load())
+	kv(b, "keyspace_misses", st.misses.Load())
+	kv(b, "pubsub_channels", 0)
+	kv(b, "pubsub_patterns", 0)
+	kv(b, "total_error_replies", st.errors.Load())
 	infoACLStats(s, b)
+	kv(b, "goblin_rejected_calls", st.rejected.Load())
 }
 
+// ExpiredKeys returns how many keys expired on this node since it started.
+func (s *Server) ExpiredKeys() uint64 {
+	var n uint64
+	s.backend.View(func(ks *keyspace.Keyspace, _ int64) {
+		for i := 0; i < keyspace.NumDBs; i++ {
+			n += ks.DB(i).ExpiredKeys()
+		}
+	})
+	return n
+}
+
+// infoCPU reports the process's CPU time; Goblin forks no children.
 func infoCPU(s *Server, b *strings.Builder) {
+	sys, user := cpuTimes()
+	kv(b, "used_cpu_sys", fmt.Sprintf("%.6f", sys.Seconds()))
+	kv(b, "used_cpu_user", fmt.Sprintf("%.6f", user.Seconds()))
+	kv(b, "used_cpu_sys_children", "0.000000")
+	kv(b, "used_cpu_user_children", "0.000000")
 	kv(b, "goroutines", runtime.NumGoroutine())
 }
 
 func infoCommandStats(s *Server, b *strings.Builder) {
-	var names []string
-	counts := map[string]int64{}
-	s.stats.perCommand.Range(func(k, v any) bool {
-		n := v.(interface{ Load() int64 }).Load()
-		if n == 0 { // looked up, but refused before it ran
-			return true
+	for _, cs := range s.Commands() {
+		usec := cs.Time.Microseconds()
+		perCall := 0.0
+		if cs.Calls > 0 {
+			perCall = float64(usec) / float64(cs.Calls)
 		}
-		names = append(names, k.(string))
-		counts[k.(string)] = n
-		return true
-	})
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=0,usec_per_call=0.00,rejected_calls=0,failed_calls=0\r\n", n, counts[n])
+		fmt.Fprintf(b, "cmdstat_%s:calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d\r\n",
+			cs.Name, cs.Calls, usec, perCall, cs.Rejected, cs.Failed)
 	}
 }
+
+func infoErrorStats(s *Server, b *strings.Builder) {
+	for _, e := range s.Errors() {
+		fmt.Fprintf(b, "errorstat_%s:count=%d\r\n", e.Code, e.Count)
+	}
+}
+
+// infoLatencyStats prints each command's latency percentiles in
+// microseconds, as Redis does: p50, p99 and p99.9, each the upper bound
+// of the histogram bucket holding it (internal/hist).
+func infoLatencyStats(s *Server, b *strings.Builder) {
+	for _, cs := range s.Commands() {
+		if cs.Latency.Count == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "latency_percentiles_usec_%s:p50=%.3f,p99=%.3f,p99.9=%.3f\r\n", cs.Name,
+			usecs(cs.Latency.Percentile(50)), usecs(cs.Latency.Percentile(99)), usecs(cs.Latency.Percentile(99.9)))
+	}
+}
+
+func usecs(d time.Duration) float64 { return float64(d) / 1e3 }
 
 func infoRaft(s *Server, b *strings.Builder) {
 	st := s.backend.Status()

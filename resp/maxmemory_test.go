@@ -3,10 +3,8 @@ package resp
 import (
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/hashicorp/go-hclog"
-
+	"github.com/goblindb/goblin/internal/nodetest"
 	"github.com/goblindb/goblin/node"
 )
 
@@ -14,19 +12,7 @@ import (
 // loopback port, once it leads.
 func startNodeServer(t *testing.T, cfg Config) (*Server, *node.Node) {
 	t.Helper()
-	n, err := node.New(node.Config{ID: "n1", DataDir: t.TempDir(), Bootstrap: true, Fsync: node.FsyncEverysec,
-		HeartbeatTimeout: 200 * time.Millisecond, ElectionTimeout: 200 * time.Millisecond, Logger: hclog.NewNullLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	deadline := time.Now().Add(10 * time.Second)
-	for !n.Ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("the node did not become a ready leader")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	n := nodetest.StartLeader(t, node.FsyncEverysec)
 	cfg.Addr = "127.0.0.1:0"
 	s := NewServer(cfg, n)
 	if err := s.Listen(); err != nil {

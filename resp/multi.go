@@ -149,10 +149,41 @@ func cmdExec(c *client, argv [][]byte) {
 		c.db = m.db
 	}
 	if !ran || !spliced {
+		c.noteExec(m, res.Reply, ran)
 		c.send(res.Reply)
 		return
 	}
-	c.send(spliceExec(c, m, res.Reply))
+	reply := spliceExec(c, m, res.Reply)
+	c.noteExec(m, reply, ran)
+	c.send(reply)
+}
+
+// noteExec counts the errors among the replies of a transaction that ran
+// as failed calls of their commands (a command denied at EXEC as a
+// refused one), as Redis counts the commands EXEC runs. The commands run
+// at the edge were counted as they answered (spliceExec).
+func (c *client) noteExec(m *multiState, reply []byte, ran bool) {
+	if !ran {
+		return
+	}
+	saved := c.cur
+	defer func() { c.cur = saved }()
+	rest := reply[bytes.IndexByte(reply, '\n')+1:]
+	for i, cmd := range m.commands {
+		n := replyLen(rest)
+		if m.edge[i] == nil {
+			c.cur = nil
+			if spec := command.Find(cmd.Argv[0]); spec != nil {
+				if m.denied[i] == nil {
+					c.cur = c.s.commandStat(spec.Name)
+				} else {
+					c.s.commandStat(spec.Name).rejected.Add(1)
+				}
+			}
+			c.noteReply(rest[:n])
+		}
+		rest = rest[n:]
+	}
 }
 
 // spliceExec builds EXEC's reply from the state machine's array of data
@@ -176,7 +207,12 @@ func spliceExec(c *client, m *multiState, reply []byte) []byte {
 			rest = rest[n:]
 		default:
 			c.capture = out
+			saved := c.cur
+			if spec := command.Find(cmd.Argv[0]); spec != nil {
+				c.cur = c.s.commandStat(spec.Name)
+			}
 			run(c, cmd.Argv)
+			c.cur = saved
 			out, c.capture = c.capture, nil
 		}
 	}

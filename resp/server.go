@@ -104,11 +104,18 @@ type stats struct {
 	commands      atomic.Int64
 	rejected      atomic.Int64
 	errors        atomic.Int64
-	perCommand    sync.Map // name → *atomic.Int64
+	errorCodes    errorStats
+	perCommand    sync.Map // name → *cmdStat
 	// gen counts resets: a client's remembered counter is good while it
 	// has not changed.
 	gen     atomic.Uint64
-	unknown atomic.Int64 // calls of unknown commands (not reported)
+	unknown cmdStat // calls of unknown commands (not reported)
+	// netIn and netOut count the bytes read from and written to clients;
+	// hits and misses the keys read commands found and did not find.
+	netIn, netOut atomic.Int64
+	hits, misses  atomic.Int64
+	// ops samples total_commands_processed for instantaneous_ops_per_sec.
+	ops opsMeter
 }
 
 // NewServer returns a server for backend; call Serve to start it.
@@ -233,6 +240,7 @@ func (s *Server) Serve() {
 	if s.closed {
 		return
 	}
+	go s.meter()
 	for _, ln := range s.listeners {
 		srv := redcon.NewServerNetwork(ln.Addr().Network(), ln.Addr().String(), s.handle, s.accept, s.closedConn)
 		var hs *tlsHandshaker
@@ -296,6 +304,7 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	if fc, ok := conn.NetConn().(*framedConn); ok {
 		fc.unauth = c.authRequired
 		fc.limit, fc.overLimit = &s.qbufLimit, c.queryBufferExceeded
+		fc.netIn = &s.stats.netIn
 	}
 	s.clients[c.id] = c
 	conn.SetContext(c)
@@ -370,6 +379,13 @@ func (st *stats) reset() {
 	st.commands.Store(0)
 	st.rejected.Store(0)
 	st.errors.Store(0)
+	st.errorCodes.reset()
+	st.netIn.Store(0)
+	st.netOut.Store(0)
+	st.hits.Store(0)
+	st.misses.Store(0)
+	st.rejectedConns.Store(0)
+	st.connections.Store(0)
 	st.perCommand.Range(func(k, _ any) bool { st.perCommand.Delete(k); return true })
 	st.gen.Add(1)
 }
@@ -384,15 +400,6 @@ func (s *Server) clientList() []*client {
 	s.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
-}
-
-// commandCounter returns the counter of name's calls (INFO commandstats).
-func (s *Server) commandCounter(name string) *atomic.Int64 {
-	v, ok := s.stats.perCommand.Load(name)
-	if !ok {
-		v, _ = s.stats.perCommand.LoadOrStore(name, new(atomic.Int64))
-	}
-	return v.(*atomic.Int64)
 }
 
 // gateListener hands redcon the connections of a real listener. Closing

@@ -22,7 +22,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
 	"github.com/goblindb/goblin/keyspace"
@@ -85,7 +84,7 @@ func (r *rules) Set(v string) error {
 
 type options struct {
 	addr, unixSocket, data, id, raftAddr, raftAdvertise string
-	fsync, requirePass, logLevel, doubleFormat          string
+	fsync, requirePass, doubleFormat                    string
 	pprofAddr, cpuProfile, logStore                     string
 	packed                                              rules
 	snapshotThreshold                                   uint64
@@ -96,6 +95,7 @@ type options struct {
 	tls                                                 tlsOptions
 	acl                                                 aclOptions
 	limits                                              limitOptions
+	obs                                                 observabilityOptions
 }
 
 func parseFlags(args []string) (*options, error) {
@@ -110,7 +110,6 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.fsync, "fsync", "always", "log durability: always (fsync every commit batch) or everysec")
 	fs.StringVar(&o.logStore, "log-store", "auto", "Raft log store: wal (segment files), bolt (raft-boltdb), or auto (the data directory's, wal when new)")
 	fs.StringVar(&o.requirePass, "requirepass", "", "password clients must AUTH with")
-	fs.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 	fs.StringVar(&o.doubleFormat, "double-format", "7.2", "how replies write doubles: 7.2 (shortest) or 7.0 (%.17g, as Redis 7.0)")
 	fs.Var(&o.packed, "packed", "PATTERN=LAYOUT: new keys matching PATTERN get a packed layout, e.g. 'wiki:*=int32:float32' (repeatable)")
 	fs.Uint64Var(&o.snapshotThreshold, "snapshot-threshold", 8192, "log entries between snapshots")
@@ -124,6 +123,7 @@ func parseFlags(args []string) (*options, error) {
 	o.plane.register(fs)
 	o.acl.register(fs)
 	o.limits.register(fs)
+	o.obs.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -159,6 +159,9 @@ func parseFlags(args []string) (*options, error) {
 		return nil, err
 	}
 	if err := o.limits.check(); err != nil {
+		return nil, err
+	}
+	if err := o.obs.check(); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -219,7 +222,7 @@ func run(args []string) error {
 	if o.doubleFormat != "7.2" && o.doubleFormat != "7.0" {
 		return fmt.Errorf("--double-format must be 7.2 or 7.0")
 	}
-	logger := hclog.New(&hclog.LoggerOptions{Name: "goblind", Level: hclog.LevelFromString(o.logLevel), Output: os.Stderr})
+	logger := o.obs.logger(os.Stderr)
 	operatorACL, err := o.acl.operator(o.requirePass, logger)
 	if err != nil {
 		return err
@@ -304,6 +307,13 @@ func run(args []string) error {
 	}
 	srv.Serve()
 	srv.SyncACL()
+	stopMetrics, err := o.obs.serveMetrics(srv, n, ctls, logger)
+	if err != nil {
+		srv.Close()
+		n.Close()
+		return err
+	}
+	defer stopMetrics()
 	if cl != nil {
 		// Gossip starts once this node answers RESP: peers that learn of
 		// it may forward to it at once.
@@ -313,7 +323,7 @@ func run(args []string) error {
 			return err
 		}
 	}
-	logger.Info("ready to accept connections", "addr", srv.Addr(), "tls", srv.TLSAddr(), "raft", o.raftAddr, "data", o.data, "fsync", fsync.String(), "runtime", tuned)
+	logger.Info("ready to accept connections", "addr", addrText(srv.Addr()), "tls", addrText(srv.TLSAddr()), "raft", o.raftAddr, "data", o.data, "fsync", fsync.String(), "runtime", tuned)
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -335,6 +345,7 @@ func run(args []string) error {
 		// and clients keep being answered (forwarded) meanwhile.
 		stopCluster(cl, o, logger)
 	}
+	stopMetrics() // stop taking scrapes before the node closes
 	srv.Close()
 	if err := n.Close(); err != nil {
 		return fmt.Errorf("closing node: %w", err)

@@ -3,6 +3,7 @@ package wal
 import (
 	"fmt"
 	"os"
+	"time"
 )
 
 // Op names a file operation of the log, for Options.Inject.
@@ -40,7 +41,13 @@ func (l *Log) sync(f *os.File) error {
 	if err := l.inject(OpSync); err != nil {
 		return err
 	}
-	return datasync(f)
+	if l.opts.OnSync == nil {
+		return datasync(f)
+	}
+	start := time.Now()
+	err := datasync(f)
+	l.opts.OnSync(time.Since(start))
+	return err
 }
 
 // undoAppend cuts whatever part of a failed batch reached s (its valid

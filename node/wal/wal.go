@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -29,6 +30,9 @@ type Options struct {
 	// error it returns is taken as that operation's error (a failed write
 	// writes half its bytes first). Tests use it to play a failing disk.
 	Inject func(op Op) error
+	// OnSync, when set, is told how long each fdatasync of a segment took
+	// (metrics).
+	OnSync func(time.Duration)
 }
 
 // Log is a segmented append-only raft.LogStore. It is safe for concurrent

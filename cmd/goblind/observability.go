@@ -1,0 +1,82 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/goblindb/goblin/metrics"
+	"github.com/goblindb/goblin/node"
+	"github.com/goblindb/goblin/resp"
+)
+
+// observabilityOptions are the flags of logs and metrics.
+type observabilityOptions struct {
+	logLevel, logFormat string
+	metricsAddr         string
+	metricsAllowRemote  bool
+}
+
+func (o *observabilityOptions) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text, or json (one JSON object a line, with the same fields)")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on http://HOST:PORT/metrics (off by default; loopback only, or HTTPS with the client TLS certificates when --tls-port is set, unless --metrics-allow-remote)")
+	fs.BoolVar(&o.metricsAllowRemote, "metrics-allow-remote", false, "allow --metrics-addr off loopback in plain HTTP, without authentication")
+}
+
+// check refuses a log format it does not know.
+func (o *observabilityOptions) check() error {
+	if o.logFormat != "text" && o.logFormat != "json" {
+		return fmt.Errorf("--log-format must be text or json, not %q", o.logFormat)
+	}
+	return nil
+}
+
+// logger returns goblind's logger, writing to w.
+func (o *observabilityOptions) logger(w io.Writer) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: "goblind", Level: hclog.LevelFromString(o.logLevel), Output: w,
+		JSONFormat: o.logFormat == "json"})
+}
+
+// serveMetrics starts the metrics endpoint if --metrics-addr is set; the
+// returned function stops it. Without an explicit --metrics-allow-remote,
+// plain HTTP is served on loopback only: with client TLS configured the
+// endpoint uses the client port's certificates and client-certificate
+// checks, on any address.
+func (o *observabilityOptions) serveMetrics(srv *resp.Server, n *node.Node, ctls *clientTLS, logger hclog.Logger) (func(), error) {
+	if o.metricsAddr == "" {
+		return func() {}, nil
+	}
+	cfg := metrics.Config{Addr: o.metricsAddr}
+	if ctls != nil {
+		cfg.TLS = ctls.rl.ServerConfig(ctls.auth)
+	}
+	if cfg.TLS == nil && !o.metricsAllowRemote && !isLoopback(o.metricsAddr) {
+		return nil, fmt.Errorf("--metrics-addr %s is not a loopback address and the endpoint has no authentication: "+
+			"bind it to 127.0.0.1, set --tls-port (it is then served over TLS with the client certificates), or pass --metrics-allow-remote", o.metricsAddr)
+	}
+	ms, err := metrics.Listen(cfg, metrics.NewCollector(srv, n, version))
+	if err != nil {
+		return nil, err
+	}
+	ms.Serve(func(err error) { logger.Error("metrics endpoint failed", "error", err) })
+	scheme := "http"
+	if cfg.TLS != nil {
+		scheme = "https"
+	}
+	logger.Info("serving metrics", "url", scheme+"://"+ms.Addr().String()+"/metrics")
+	return func() { ms.Close() }, nil
+}
+
+// addrText is a listener's address as a log value: a string in both log
+// formats (JSON would otherwise spell a net.Addr out as an object), "" for
+// none.
+func addrText(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}
