@@ -88,14 +88,14 @@ const (
 // Raft is given the log through a logGuard (logguard.go): recent entries
 // cached, and a failing disk handled.
 type stores struct {
-	kind   LogStore
-	guard  *logGuard
-	sync   func() error
-	close_ func() error
-	stable *raftboltdb.BoltStore
-	stop   chan struct{}
-	wg     sync.WaitGroup
-	log    hclog.Logger
+	kind     LogStore
+	guard    *logGuard
+	sync     func() error
+	closeLog func() error
+	stable   *raftboltdb.BoltStore
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	log      hclog.Logger
 	// stats measure the log (metrics.go); ownFsync: the store times its
 	// own fsyncs.
 	stats    logStats
@@ -158,7 +158,7 @@ func openStores(dir string, mode Fsync, want LogStore, inject func(wal.Op) error
 			s.stable.Close()
 			return nil, fmt.Errorf("open raft log: %w", err)
 		}
-		base, s.sync, s.close_ = b, b.Sync, b.Close
+		base, s.sync, s.closeLog = b, b.Sync, b.Close
 		base = &timedLog{LogStore: base, st: &s.stats, syncs: mode == FsyncAlways}
 	default:
 		walLog := logger.Named("wal")
@@ -172,7 +172,7 @@ func openStores(dir string, mode Fsync, want LogStore, inject func(wal.Op) error
 			s.stable.Close()
 			return nil, fmt.Errorf("open raft log: %w", err)
 		}
-		base, s.sync, s.close_ = w, w.Sync, w.Close
+		base, s.sync, s.closeLog = w, w.Sync, w.Close
 		base = &timedLog{LogStore: base, st: &s.stats, syncs: mode == FsyncAlways, ownFsync: true}
 		s.ownFsync = true
 	}
@@ -221,5 +221,5 @@ func (s *stores) close() error {
 	s.guard.close()
 	close(s.stop)
 	s.wg.Wait()
-	return errors.Join(s.sync(), s.close_(), s.stable.Close())
+	return errors.Join(s.sync(), s.closeLog(), s.stable.Close())
 }

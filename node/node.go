@@ -175,14 +175,21 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.stores = st
+	// What New opened is closed again, last first, if it fails.
+	var opened []func()
+	fail := func(err error) (*Node, error) {
+		for i := len(opened) - 1; i >= 0; i-- {
+			opened[i]()
+		}
+		return nil, err
+	}
+	opened = append(opened, func() { st.close() })
 	snaps, err := newSnapshotStore(cfg.DataDir, st.logStore(), cfg.Logger.Named("snapshot"))
 	if err != nil {
-		st.close()
-		return nil, fmt.Errorf("node: snapshot store: %w", err)
+		return fail(fmt.Errorf("node: snapshot store: %w", err))
 	}
 	if err := snaps.checkLog(); err != nil {
-		st.close()
-		return nil, err
+		return fail(err)
 	}
 	n.snaps = snaps
 	snaps.written = func(d time.Duration, size int64) {
@@ -196,6 +203,7 @@ func New(cfg Config) (*Node, error) {
 		// A single node talks to no peer: no port is opened for Raft.
 		_, n.trans = raft.NewInmemTransport(raft.ServerAddress(cfg.RaftAdvertise))
 	}
+	opened = append(opened, n.closeTransport)
 
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
@@ -241,16 +249,12 @@ func New(cfg Config) (*Node, error) {
 	if cfg.Bootstrap {
 		has, err := raft.HasExistingState(st.logStore(), st.stableStore(), snaps)
 		if err != nil {
-			n.closeTransport()
-			st.close()
-			return nil, err
+			return fail(err)
 		}
 		if !has {
 			conf := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: n.trans.LocalAddr()}}}
 			if err := raft.BootstrapCluster(rc, st.logStore(), st.stableStore(), snaps, n.trans, conf); err != nil {
-				n.closeTransport()
-				st.close()
-				return nil, fmt.Errorf("node: bootstrap: %w", err)
+				return fail(fmt.Errorf("node: bootstrap: %w", err))
 			}
 			n.log.Info("bootstrapped a new cluster", "id", cfg.ID)
 		}
@@ -261,12 +265,10 @@ func New(cfg Config) (*Node, error) {
 		r, err = raft.NewRaft(rc, n.fsm, st.logStore(), st.stableStore(), snaps, n.trans)
 	}
 	if err != nil {
-		n.closeTransport()
-		st.close()
 		if e := snaps.restoreFailed(err); e != err {
-			return nil, e
+			return fail(e)
 		}
-		return nil, fmt.Errorf("node: start raft: %w", err)
+		return fail(fmt.Errorf("node: start raft: %w", err))
 	}
 	n.raft = r
 	n.group.raft = r
