@@ -21,6 +21,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 func main() {
@@ -249,10 +251,10 @@ func cmdReplay(args []string) error {
 
 // appendZincrby appends `ZINCRBY key 1 id` in RESP.
 func appendZincrby(b []byte, key string, id int32) []byte {
-	b = append(b, "*4\r\n$7\r\nZINCRBY\r\n"...)
-	b = appendBulk(b, key)
-	b = append(b, "$1\r\n1\r\n"...)
-	return appendBulkInt(b, int64(id))
+	b = wire.AppendBulkString(wire.AppendArrayLen(b, 4), "ZINCRBY")
+	b = wire.AppendBulkString(b, key)
+	b = wire.AppendBulkString(b, "1")
+	return wire.AppendBulkInt(b, int64(id))
 }
 
 func cmdLoad(args []string) error {

@@ -37,7 +37,7 @@ func cmdMemory(args []string) error {
 		if err != nil {
 			return err
 		}
-		for _, line := range strings.Split(v.str, "\n") {
+		for _, line := range strings.Split(string(v.Str), "\n") {
 			if k, val, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
 				info[k] = val
 			}
@@ -57,9 +57,9 @@ func cmdMemory(args []string) error {
 	if err != nil {
 		return err
 	}
-	r.Members = card.n
+	r.Members = card.Num
 	if mu, err := cn.do("MEMORY", "USAGE", *key); err == nil {
-		r.KeyBytes = mu.n
+		r.KeyBytes = mu.Num
 	}
 	per := func(b int64) float64 {
 		if r.Members == 0 {

@@ -18,29 +18,29 @@ func readState(addr, key string) (stats, error) {
 		return stats{}, err
 	}
 	const chunk = 10_000
-	pairs := make([]pair, 0, card.n)
-	for start := int64(0); start < card.n; start += chunk {
+	pairs := make([]pair, 0, card.Num)
+	for start := int64(0); start < card.Num; start += chunk {
 		v, err := c.do("ZRANGE", key, start, start+chunk-1, "WITHSCORES")
 		if err != nil {
 			return stats{}, err
 		}
-		if v.kind != '*' || len(v.elems)%2 != 0 {
+		if v.Kind != '*' || len(v.Array)%2 != 0 {
 			return stats{}, fmt.Errorf("ZRANGE %s: unexpected reply", key)
 		}
-		for i := 0; i < len(v.elems); i += 2 {
-			m, err := strconv.ParseInt(v.elems[i].str, 10, 64)
+		for i := 0; i < len(v.Array); i += 2 {
+			m, err := strconv.ParseInt(string(v.Array[i].Str), 10, 64)
 			if err != nil {
-				return stats{}, fmt.Errorf("member %q is not an integer", v.elems[i].str)
+				return stats{}, fmt.Errorf("member %q is not an integer", string(v.Array[i].Str))
 			}
-			s, err := strconv.ParseFloat(v.elems[i+1].str, 64)
+			s, err := strconv.ParseFloat(string(v.Array[i+1].Str), 64)
 			if err != nil {
-				return stats{}, fmt.Errorf("score %q: %v", v.elems[i+1].str, err)
+				return stats{}, fmt.Errorf("score %q: %v", string(v.Array[i+1].Str), err)
 			}
 			pairs = append(pairs, pair{m, s})
 		}
 	}
-	if int64(len(pairs)) != card.n {
-		return stats{}, fmt.Errorf("ZCARD said %d, ZRANGE returned %d", card.n, len(pairs))
+	if int64(len(pairs)) != card.Num {
+		return stats{}, fmt.Errorf("ZCARD said %d, ZRANGE returned %d", card.Num, len(pairs))
 	}
 	return summarize(pairs), nil
 }

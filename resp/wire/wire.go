@@ -121,20 +121,41 @@ func readReply(br *bufio.Reader, lim Limits, depth int) (Reply, error) {
 
 // AppendCommand appends a request, an array of bulk strings, to dst.
 func AppendCommand(dst []byte, args ...[]byte) []byte {
-	dst = append(strconv.AppendInt(append(dst, '*'), int64(len(args)), 10), '\r', '\n')
+	dst = AppendArrayLen(dst, len(args))
 	for _, a := range args {
-		dst = append(strconv.AppendInt(append(dst, '$'), int64(len(a)), 10), '\r', '\n')
-		dst = append(append(dst, a...), '\r', '\n')
+		dst = AppendBulk(dst, a)
 	}
 	return dst
 }
 
 // AppendCommandStrings is AppendCommand of strings.
 func AppendCommandStrings(dst []byte, args ...string) []byte {
-	dst = append(strconv.AppendInt(append(dst, '*'), int64(len(args)), 10), '\r', '\n')
+	dst = AppendArrayLen(dst, len(args))
 	for _, a := range args {
-		dst = append(strconv.AppendInt(append(dst, '$'), int64(len(a)), 10), '\r', '\n')
-		dst = append(append(dst, a...), '\r', '\n')
+		dst = AppendBulkString(dst, a)
 	}
 	return dst
+}
+
+// AppendArrayLen appends the header of an array of n elements.
+func AppendArrayLen(dst []byte, n int) []byte {
+	return append(strconv.AppendInt(append(dst, '*'), int64(n), 10), '\r', '\n')
+}
+
+// AppendBulk appends b as a bulk string.
+func AppendBulk(dst, b []byte) []byte {
+	dst = append(strconv.AppendInt(append(dst, '$'), int64(len(b)), 10), '\r', '\n')
+	return append(append(dst, b...), '\r', '\n')
+}
+
+// AppendBulkString appends s as a bulk string.
+func AppendBulkString(dst []byte, s string) []byte {
+	dst = append(strconv.AppendInt(append(dst, '$'), int64(len(s)), 10), '\r', '\n')
+	return append(append(dst, s...), '\r', '\n')
+}
+
+// AppendBulkInt appends the decimal text of n as a bulk string.
+func AppendBulkInt(dst []byte, n int64) []byte {
+	var tmp [20]byte
+	return AppendBulk(dst, strconv.AppendInt(tmp[:0], n, 10))
 }

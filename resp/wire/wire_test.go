@@ -72,3 +72,26 @@ func TestCopyReplyKeepsTheBytes(t *testing.T) {
 		t.Fatalf("next reply: %q %v", out.String(), err)
 	}
 }
+
+func TestSkipReply(t *testing.T) {
+	br := bufio.NewReader(strings.NewReader("*3\r\n:1\r\n-ERR a\r\n$2\r\nhi\r\n%1\r\n+k\r\n_\r\n+after\r\n"))
+	if err := SkipReply(br); err == nil || err.Error() != "ERR a" {
+		t.Fatalf("array with an error inside: %v, want ERR a", err)
+	}
+	if err := SkipReply(br); err != nil {
+		t.Fatalf("map: %v", err)
+	}
+	r, err := ReadReply(br)
+	if err != nil || string(r.Str) != "after" {
+		t.Fatalf("the reply after: %+v %v", r, err)
+	}
+	sr := strings.NewReader("")
+	br = bufio.NewReader(sr)
+	if n := testing.AllocsPerRun(100, func() {
+		sr.Reset("*2\r\n$2\r\nhi\r\n:5\r\n")
+		br.Reset(sr)
+		SkipReply(br)
+	}); n != 0 {
+		t.Fatalf("SkipReply allocates %.0f times per reply", n)
+	}
+}
