@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strings"
 
 	"github.com/goblindb/goblin/internal/tlsconf"
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // pingNode sends PING (after AUTH when a password is given) and expects
@@ -33,25 +33,27 @@ func pingNode(ctx context.Context, addr, pass string, tlsConfig *tls.Config) err
 		conn.SetDeadline(dl)
 	}
 	rd := bufio.NewReader(conn)
+	do := func(args ...string) (wire.Reply, error) {
+		if _, err := conn.Write(wire.AppendCommandStrings(nil, args...)); err != nil {
+			return wire.Reply{}, err
+		}
+		r, err := wire.ReadReply(rd)
+		if err == nil {
+			err = r.Err()
+		}
+		return r, err
+	}
 	if pass != "" {
-		fmt.Fprintf(conn, "*2\r\n$4\r\nAUTH\r\n$%d\r\n%s\r\n", len(pass), pass)
-		line, err := rd.ReadString('\n')
-		if err != nil {
-			return err
-		}
-		if !strings.HasPrefix(line, "+OK") {
-			return fmt.Errorf("AUTH: %s", strings.TrimSpace(line))
+		if _, err := do("AUTH", pass); err != nil {
+			return fmt.Errorf("AUTH: %w", err)
 		}
 	}
-	if _, err := conn.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
-		return err
-	}
-	line, err := rd.ReadString('\n')
+	r, err := do("PING")
 	if err != nil {
 		return err
 	}
-	if strings.TrimSpace(line) != "+PONG" {
-		return fmt.Errorf("unexpected reply %q", strings.TrimSpace(line))
+	if r.Kind != '+' || string(r.Str) != "PONG" {
+		return fmt.Errorf("unexpected reply %q", r.Str)
 	}
 	return nil
 }
