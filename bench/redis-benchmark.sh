@@ -73,21 +73,25 @@ if [ -z "${GOBLIND:-}" ]; then
 	GOBLIND="$OUT/bin/goblind"
 fi
 
-# freeport: a loopback TCP port below the kernel's ephemeral range that
-# nothing listens on (so no outgoing connection can take it meanwhile).
+# freeport: a loopback port below the kernel's ephemeral range (so no
+# outgoing connection can take it meanwhile) that is free for TCP and UDP
+# (gossip listens on both).
 freeport() {
 	python3 - <<'EOF'
 import random, socket
 while True:
     p = random.randint(20000, 32000)
-    s = socket.socket()
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM), socket.socket(socket.AF_INET, socket.SOCK_DGRAM)]
     try:
-        s.bind(("127.0.0.1", p))
-        s.close()
+        for s in socks:
+            s.bind(("127.0.0.1", p))
         print(p)
         break
     except OSError:
-        s.close()
+        pass
+    finally:
+        for s in socks:
+            s.close()
 EOF
 }
 
@@ -269,6 +273,7 @@ for rep in $(seq "$REPS"); do
 		echo "== repetition $rep/$REPS: $engine (load $(cut -d' ' -f1 /proc/loadavg))"
 		if ! start "$engine"; then
 			echo "!! $engine did not start in repetition $rep" | tee -a "$OUT/failures.txt"
+			tail -n 5 "$WORK/$engine"/*.log "$WORK/$engine"/*/*.log 2>/dev/null | tee -a "$OUT/failures.txt"
 			stop
 			continue
 		fi
