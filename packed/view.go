@@ -111,8 +111,13 @@ func (v *view[M, S, V]) encode(w *bufio.Writer) error {
 
 // encodeSet writes a set's encoding: its header, then its leaves through
 // body.
+// A writer that is a *bufio.Writer already (a keyspace's) is written to
+// directly: a snapshot of many small sets allocates no buffer per set.
 func encodeSet(w io.Writer, l Layout, n int, body func(*bufio.Writer) error) error {
-	bw := bufio.NewWriter(w)
+	bw, ok := w.(*bufio.Writer)
+	if !ok {
+		bw = bufio.NewWriter(w)
+	}
 	hdr := []byte{encodingVersion, byte(l)}
 	hdr = binary.AppendUvarint(hdr, uint64(n))
 	if _, err := bw.Write(hdr); err != nil {
@@ -120,6 +125,9 @@ func encodeSet(w io.Writer, l Layout, n int, body func(*bufio.Writer) error) err
 	}
 	if err := body(bw); err != nil {
 		return err
+	}
+	if ok {
+		return nil
 	}
 	return bw.Flush()
 }
