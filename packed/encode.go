@@ -46,14 +46,15 @@ func (c *zcore[M, S, V]) encode(w *bufio.Writer) error {
 	var buf []byte
 	c.walk(nil, func(l *leaf[M, S]) {
 		if err == nil {
-			err = c.encodeLeaf(w, l, &buf)
+			err = encodeLeaf(w, l, &c.ar, &buf)
 		}
 	})
 	return err
 }
 
-// encodeLeaf writes a leaf's blocks; buf is scratch space.
-func (c *zcore[M, S, V]) encodeLeaf(w *bufio.Writer, l *leaf[M, S], bufp *[]byte) error {
+// encodeLeaf writes a leaf's blocks; ar holds standard members, and
+// *bufp is scratch space.
+func encodeLeaf[M member, S score](w *bufio.Writer, l *leaf[M, S], ar *arena, bufp *[]byte) error {
 	buf := *bufp
 	defer func() { *bufp = buf }()
 	for at := 0; at < l.n(); {
@@ -68,7 +69,7 @@ func (c *zcore[M, S, V]) encodeLeaf(w *bufio.Writer, l *leaf[M, S], bufp *[]byte
 				buf = appendPacked(buf, m)
 				continue
 			}
-			b := c.ar.get(*asRef(&m))
+			b := ar.get(*asRef(&m))
 			buf = binary.AppendUvarint(buf, uint64(len(b)))
 			if len(buf)+len(b) > 1<<16 {
 				if _, err := w.Write(buf); err != nil {

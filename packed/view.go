@@ -41,10 +41,12 @@ type viewCore interface {
 }
 
 // view is one layout's view: the headers of the set's leaves in order,
-// and a core that holds only the arena (for member text and encoding).
-type view[M member, S score, V any] struct {
-	c      zcore[M, S, V]
+// and the arena (its chunk list). A set of one leaf, as most small sets
+// are, keeps its header in one, so that its view is one allocation.
+type view[M member, S score] struct {
+	ar     arena
 	leaves []leaf[M, S]
+	one    [1]leaf[M, S]
 }
 
 // Snapshot returns a view of the set as it is now. The set must not
@@ -70,10 +72,12 @@ func (v *View) EncodeTo(w io.Writer) error {
 }
 
 func (c *zcore[M, S, V]) snapshot() viewCore {
-	v := &view[M, S, V]{}
-	v.c.ar = c.ar
-	v.c.ar.chunks = slices.Clone(c.ar.chunks)
-	if c.n > 0 {
+	v := &view[M, S]{ar: c.ar}
+	v.ar.chunks = slices.Clone(c.ar.chunks)
+	switch {
+	case c.height == 0:
+		v.leaves = v.one[:0]
+	default:
 		v.leaves = make([]leaf[M, S], 0, c.n/max(1, c.leafCap/2)+1)
 	}
 	var pa path[M, S]
@@ -84,7 +88,7 @@ func (c *zcore[M, S, V]) snapshot() viewCore {
 	return v
 }
 
-func (v *view[M, S, V]) each(fn func(m []byte, s float64) bool) {
+func (v *view[M, S]) each(fn func(m []byte, s float64) bool) {
 	var buf []byte
 	if kindOf[M]() != MemberBytes {
 		buf = make([]byte, 0, 40)
@@ -92,17 +96,24 @@ func (v *view[M, S, V]) each(fn func(m []byte, s float64) bool) {
 	for i := range v.leaves {
 		l := &v.leaves[i]
 		for j := range l.n() {
-			if !fn(v.c.text(buf, l.key(j)), float64(l.score(j))) {
+			m := l.key(j)
+			var text []byte
+			if kindOf[M]() == MemberBytes {
+				text = v.ar.get(*asRef(&m))
+			} else {
+				text = appendText(buf[:0], m, &v.ar)
+			}
+			if !fn(text, float64(l.score(j))) {
 				return
 			}
 		}
 	}
 }
 
-func (v *view[M, S, V]) encode(w *bufio.Writer) error {
+func (v *view[M, S]) encode(w *bufio.Writer) error {
 	var buf []byte
 	for i := range v.leaves {
-		if err := v.c.encodeLeaf(w, &v.leaves[i], &buf); err != nil {
+		if err := encodeLeaf(w, &v.leaves[i], &v.ar, &buf); err != nil {
 			return err
 		}
 	}
