@@ -16,8 +16,9 @@ var ErrCorrupt = errors.New("keyspace: corrupt snapshot")
 // expiry and the layouts ZCREATE declared. Version 1 is still read.
 const snapshotVersion = 2
 
-// Clone returns a deep copy, for a point-in-time snapshot that can be
-// written while the original keeps changing.
+// Clone returns a deep copy that can itself be changed. A point-in-time
+// image to write while the original keeps changing is a View (Snapshot),
+// which copies no member.
 func (ks *Keyspace) Clone() *Keyspace {
 	c := &Keyspace{rules: append(Rules(nil), ks.rules...), flushed: ks.flushed, horizon: ks.horizon}
 	for i, d := range ks.dbs {
