@@ -173,6 +173,7 @@ func measureSnapshot(t *testing.T, l packed.Layout, keys, members int, target bo
 	}
 	index := uint64(1)
 	next := time.Now()
+	var batchCPU time.Duration // the most CPU time a batch took, reset per phase
 	applyBatch := func() time.Duration {
 		if d := time.Until(next); d > 0 {
 			time.Sleep(d)
@@ -182,11 +183,14 @@ func measureSnapshot(t *testing.T, l packed.Layout, keys, members int, target bo
 			index++
 			lg.Index, lg.Data = index, data[index%uint64(len(data))]
 		}
-		t0 := time.Now()
+		t0, c0 := time.Now(), threadCPU()
 		f.ApplyBatch(logs)
+		batchCPU = max(batchCPU, time.Duration(threadCPU()-c0))
 		return time.Since(t0)
 	}
 
+	runtime.LockOSThread() // (so that threadCPU is this goroutine's)
+	defer runtime.UnlockOSThread()
 	var quiet time.Duration // the longest batch with no snapshot under way
 	for range 250 {
 		quiet = max(quiet, applyBatch())
@@ -199,11 +203,9 @@ func measureSnapshot(t *testing.T, l packed.Layout, keys, members int, target bo
 		t.Fatal(err)
 	}
 	next = time.Now()
-	runtime.LockOSThread() // (so that threadCPU is this goroutine's)
 	t0, c0 := time.Now(), threadCPU()
 	snap, err := f.Snapshot()
 	pause, pauseCPU := time.Since(t0), time.Duration(threadCPU()-c0)
-	runtime.UnlockOSThread()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,6 +220,8 @@ func measureSnapshot(t *testing.T, l packed.Layout, keys, members int, target bo
 		done.Store(true)
 		persistErr <- err
 	}()
+	quietCPU := batchCPU
+	batchCPU = 0
 	var during time.Duration // the longest batch while Persist runs
 	batches := 0
 	peak := live
@@ -259,9 +263,9 @@ func measureSnapshot(t *testing.T, l packed.Layout, keys, members int, target bo
 	if total != per*keys || nkeys != keys {
 		t.Errorf("restored %d members in %d keys, want %d in %d", total, nkeys, per*keys, keys)
 	}
-	t.Logf("%s, %d members in %d keys: snapshot pause %v (%v of CPU); longest apply batch %v while persisting (%d batches), %v without a snapshot; "+
+	t.Logf("%s, %d members in %d keys: snapshot pause %v (%v of CPU); longest apply batch %v (most CPU %v) while persisting (%d batches), %v (%v) without a snapshot; "+
 		"persist %v, %.1f MB; restore %v; live heap %.0f MB, peak live heap while persisting %.2fx, after persisting with the snapshot held %.2fx",
-		l, per*keys, keys, pause.Round(10*time.Microsecond), pauseCPU.Round(10*time.Microsecond), during.Round(10*time.Microsecond), batches, quiet.Round(10*time.Microsecond),
+		l, per*keys, keys, pause.Round(10*time.Microsecond), pauseCPU.Round(10*time.Microsecond), during.Round(10*time.Microsecond), batchCPU.Round(10*time.Microsecond), batches, quiet.Round(10*time.Microsecond), quietCPU.Round(10*time.Microsecond),
 		writeTime.Round(time.Millisecond), float64(st.Size())/1e6, restoreTime.Round(time.Millisecond),
 		float64(live)/1e6, float64(peak)/float64(live), float64(held)/float64(live))
 	if target && pause >= 10*time.Millisecond {
