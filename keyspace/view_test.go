@@ -22,12 +22,7 @@ func dumpKeys(ks *Keyspace) string {
 	for i := range NumDBs {
 		fmt.Fprintf(&b, "db%d %d keys\n", i, ks.DB(i).Len())
 		ks.DB(i).Scan(0, math.MaxInt, func(k string, e *Entry) {
-			fmt.Fprintf(&b, "%q exp=%d v=%d %v:", k, e.ExpireAt, e.Version, e.Z.Layout())
-			e.Z.Range(0, e.Z.Len(), false, func(m []byte, s float64) bool {
-				fmt.Fprintf(&b, " %q=%x", m, math.Float64bits(s))
-				return true
-			})
-			b.WriteByte('\n')
+			dumpKey(&b, k, e.ExpireAt, e.Version, e.Z.Layout(), func(fn func([]byte, float64) bool) { e.Z.Range(0, e.Z.Len(), false, fn) })
 		})
 	}
 	return b.String()
@@ -37,16 +32,20 @@ func dumpView(v *View) string {
 	var b strings.Builder
 	for i := range NumDBs {
 		fmt.Fprintf(&b, "db%d %d keys\n", i, v.Len(i))
-		v.Each(i, func(e *ViewEntry) {
-			fmt.Fprintf(&b, "%q exp=%d v=%d %v:", e.Key, e.ExpireAt, e.Version, e.Z.Layout())
-			e.Z.Each(func(m []byte, s float64) bool {
-				fmt.Fprintf(&b, " %q=%x", m, math.Float64bits(s))
-				return true
-			})
-			b.WriteByte('\n')
-		})
+		v.Each(i, func(e *ViewEntry) { dumpKey(&b, e.Key, e.ExpireAt, e.Version, e.Z.Layout(), e.Z.Each) })
 	}
 	return b.String()
+}
+
+// dumpKey renders one key: its name, expiry, version, layout and the
+// entries each visits.
+func dumpKey(b *strings.Builder, key string, exp int64, ver uint64, l packed.Layout, each func(func(m []byte, s float64) bool)) {
+	fmt.Fprintf(b, "%q exp=%d v=%d %v:", key, exp, ver, l)
+	each(func(m []byte, s float64) bool {
+		fmt.Fprintf(b, " %q=%x", m, math.Float64bits(s))
+		return true
+	})
+	b.WriteByte('\n')
 }
 
 // dumpRest renders what dumpKeys leaves out: flush indexes, tombstones

@@ -4,20 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 )
-
-// viewEntries returns a view's entries as entriesOf renders a set's.
-func viewEntries(v *View) []string {
-	var out []string
-	v.Each(func(m []byte, s float64) bool {
-		out = append(out, fmt.Sprintf("%q %x", m, math.Float64bits(s)))
-		return true
-	})
-	return out
-}
 
 // A view is frozen: a randomized model test takes views of a set (with a
 // deep copy, Clone, at the same moment) while the set goes on with every
@@ -56,7 +45,7 @@ func runViewModel(t *testing.T, r *rand.Rand, l Layout, pool, ops int) {
 			t.Fatalf("op %d: the set: %v", op, err)
 		}
 		for _, f := range views {
-			want, got := entriesOf(f.copy), viewEntries(f.v)
+			want, got := entriesOf(f.copy), render(f.v.Each)
 			if f.v.Len() != f.copy.Len() || f.v.Layout() != f.copy.Layout() || fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Fatalf("op %d: the view taken at op %d changed: %d members (%v), want %d (%v)", op, f.at, f.v.Len(), f.v.Layout(), f.copy.Len(), f.copy.Layout())
 			}
