@@ -9,13 +9,12 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/hashicorp/raft"
 
+	"github.com/goblindb/goblin/internal/threadcpu"
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/packed"
 )
@@ -183,9 +182,9 @@ func measureSnapshot(t *testing.T, l packed.Layout, keys, members int, target bo
 			index++
 			lg.Index, lg.Data = index, data[index%uint64(len(data))]
 		}
-		t0, c0 := time.Now(), threadCPU()
+		t0, c0 := time.Now(), threadcpu.Now()
 		f.ApplyBatch(logs)
-		batchCPU = max(batchCPU, time.Duration(threadCPU()-c0))
+		batchCPU = max(batchCPU, time.Duration(threadcpu.Now()-c0))
 		return time.Since(t0)
 	}
 
@@ -203,9 +202,9 @@ func measureSnapshot(t *testing.T, l packed.Layout, keys, members int, target bo
 		t.Fatal(err)
 	}
 	next = time.Now()
-	t0, c0 := time.Now(), threadCPU()
+	t0, c0 := time.Now(), threadcpu.Now()
 	snap, err := f.Snapshot()
-	pause, pauseCPU := time.Since(t0), time.Duration(threadCPU()-c0)
+	pause, pauseCPU := time.Since(t0), time.Duration(threadcpu.Now()-c0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,16 +270,4 @@ func measureSnapshot(t *testing.T, l packed.Layout, keys, members int, target bo
 	if target && pause >= 10*time.Millisecond {
 		t.Errorf("the snapshot blocked applies for %v, over 10 ms", pause)
 	}
-}
-
-// threadCPU returns the calling thread's CPU time in nanoseconds
-// (clock_gettime(CLOCK_THREAD_CPUTIME_ID)): on a busy shared machine, what
-// a step cost apart from the time it waited for a CPU.
-func threadCPU() int64 {
-	const clockThreadCPUTimeID = 3
-	var ts syscall.Timespec
-	if _, _, e := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
-		return 0
-	}
-	return ts.Nano()
 }
