@@ -55,24 +55,25 @@ type LayoutCount struct {
 }
 
 // Digest returns the digest of st and what it holds. It reads st without
-// locks: st must not change meanwhile (a Capture, or a decoded backup).
+// locks: a Capture's view never changes, and a decoded backup's keyspace
+// must not change meanwhile.
 // It streams: the memory it uses does not grow with the state.
 func Digest(st *raftfsm.State) (Sum, Counts) {
 	d := digester{h: sha256.New(), buf: make([]byte, 0, 64<<10)}
 	d.buf = append(d.buf, digestVersion...)
 	var c Counts
 	var perLayout [256]LayoutCount
+	v := st.View()
 	for db := 0; db < keyspace.NumDBs; db++ {
-		kdb := st.KS.DB(db)
-		d.uvarint(uint64(kdb.Len()))
-		kdb.Scan(0, math.MaxInt, func(key string, e *keyspace.Entry) {
+		d.uvarint(uint64(v.Len(db)))
+		v.Each(db, func(e *keyspace.ViewEntry) {
 			l := e.Z.Layout()
 			n := e.Z.Len()
-			d.bytes([]byte(key))
+			d.bytes([]byte(e.Key))
 			d.buf = append(d.buf, byte(l))
 			d.buf = binary.AppendVarint(d.buf, e.ExpireAt)
 			d.uvarint(uint64(n))
-			e.Z.Range(0, n, false, func(m []byte, s float64) bool {
+			e.Z.Each(func(m []byte, s float64) bool {
 				d.bytes(m)
 				d.buf = binary.LittleEndian.AppendUint64(d.buf, math.Float64bits(s))
 				d.spill()

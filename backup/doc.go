@@ -29,7 +29,9 @@
 //
 // Digest streams: it walks the state once, hashing through a 64 KiB
 // buffer, so its memory does not grow with the state; on a live node it
-// runs on a Capture, a copy taken under the keyspace's read lock.
+// runs on a Capture, a frozen view of the state (keyspace.View) that
+// copies no member, so applies wait only while the view is taken and a
+// backup never blocks them while it is written.
 //
 // # The file
 //

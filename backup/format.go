@@ -75,7 +75,7 @@ func Write(w io.Writer, st *raftfsm.State, m Meta) (*Meta, error) {
 	m.Version = Version
 	m.SnapshotVersion = raftfsm.SnapshotVersion
 	m.Index = st.Index
-	m.Rules = append(keyspace.Rules(nil), st.KS.Rules()...)
+	m.Rules = append(keyspace.Rules(nil), st.View().Rules()...)
 	m.Digest, m.Counts = Digest(st)
 	m.Created = time.UnixMilli(m.Created.UnixMilli())
 

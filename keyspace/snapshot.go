@@ -16,8 +16,9 @@ var ErrCorrupt = errors.New("keyspace: corrupt snapshot")
 // expiry and the layouts ZCREATE declared. Version 1 is still read.
 const snapshotVersion = 2
 
-// Clone returns a deep copy, for a point-in-time snapshot that can be
-// written while the original keeps changing.
+// Clone returns a deep copy that can itself be changed. A point-in-time
+// image to write while the original keeps changing is a View (Snapshot),
+// which copies no member.
 func (ks *Keyspace) Clone() *Keyspace {
 	c := &Keyspace{rules: append(Rules(nil), ks.rules...), flushed: ks.flushed, horizon: ks.horizon}
 	for i, d := range ks.dbs {
@@ -44,38 +45,45 @@ func (ks *Keyspace) Clone() *Keyspace {
 	return c
 }
 
-// Encode writes the whole keyspace: rules, per-database flush indexes,
-// the tombstone horizon, then every key (name, expiry, version, set) and
-// tombstone of every database.
-func (ks *Keyspace) Encode(w io.Writer) error {
+// Encode writes the whole keyspace (View.Encode). The caller holds the
+// write lock, or owns the keyspace.
+func (ks *Keyspace) Encode(w io.Writer) error { return ks.Snapshot().Encode(w) }
+
+// Encode writes the whole keyspace as the view holds it: rules,
+// per-database flush indexes, the tombstone horizon, then every key
+// (name, expiry, version, set) and tombstone of every database. It
+// streams: nothing but a 64 KiB buffer is held in memory.
+func (v *View) Encode(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 1<<16)
 	var tmp []byte
-	put := func(b []byte) { tmp = append(tmp, b...) }
-	flush := func() error {
+	put := func(s string) {
+		tmp = binary.AppendUvarint(tmp, uint64(len(s)))
+		tmp = append(tmp, s...)
+	}
+	flush := func(atLeast int) error {
+		if len(tmp) < atLeast {
+			return nil
+		}
 		_, err := bw.Write(tmp)
 		tmp = tmp[:0]
 		return err
 	}
 	tmp = append(tmp, snapshotVersion)
-	tmp = binary.AppendUvarint(tmp, ks.horizon)
-	tmp = binary.AppendUvarint(tmp, uint64(len(ks.rules)))
-	for _, r := range ks.rules {
-		tmp = binary.AppendUvarint(tmp, uint64(len(r.Pattern)))
-		put([]byte(r.Pattern))
+	tmp = binary.AppendUvarint(tmp, v.horizon)
+	tmp = binary.AppendUvarint(tmp, uint64(len(v.rules)))
+	for _, r := range v.rules {
+		put(r.Pattern)
 		tmp = append(tmp, byte(r.Layout))
 	}
-	for i, d := range ks.dbs {
-		tmp = binary.AppendUvarint(tmp, ks.flushed[i])
+	for i := range v.dbs {
+		d := &v.dbs[i]
+		tmp = binary.AppendUvarint(tmp, v.flushed[i])
 		tmp = binary.AppendUvarint(tmp, uint64(len(d.keys)))
-		if err := flush(); err != nil {
-			return err
-		}
-		for k, e := range d.keys {
-			tmp = binary.AppendUvarint(tmp, uint64(len(k)))
-			put([]byte(k))
+		for _, e := range d.keys {
+			put(e.Key)
 			tmp = binary.AppendVarint(tmp, e.ExpireAt)
 			tmp = binary.AppendUvarint(tmp, e.Version)
-			if err := flush(); err != nil {
+			if err := flush(0); err != nil {
 				return err
 			}
 			if err := e.Z.EncodeTo(bw); err != nil {
@@ -83,34 +91,28 @@ func (ks *Keyspace) Encode(w io.Writer) error {
 			}
 		}
 		tmp = binary.AppendUvarint(tmp, uint64(len(d.tombstones)))
-		for k, idx := range d.tombstones {
-			tmp = binary.AppendUvarint(tmp, uint64(len(k)))
-			put([]byte(k))
-			tmp = binary.AppendUvarint(tmp, idx)
+		for _, t := range d.tombstones {
+			put(t.key)
+			tmp = binary.AppendUvarint(tmp, t.idx)
 			byExpiry := byte(0)
-			if _, ok := d.expiredDel[k]; ok {
+			if t.byExpiry {
 				byExpiry = 1
 			}
 			tmp = append(tmp, byExpiry)
-			if len(tmp) > 1<<15 {
-				if err := flush(); err != nil {
-					return err
-				}
+			if err := flush(1 << 15); err != nil {
+				return err
 			}
 		}
 		tmp = binary.AppendUvarint(tmp, uint64(len(d.declared)))
-		for k, l := range d.declared {
-			tmp = binary.AppendUvarint(tmp, uint64(len(k)))
-			put([]byte(k))
-			tmp = append(tmp, byte(l))
-			if len(tmp) > 1<<15 {
-				if err := flush(); err != nil {
-					return err
-				}
+		for _, dc := range d.declared {
+			put(dc.key)
+			tmp = append(tmp, byte(dc.layout))
+			if err := flush(1 << 15); err != nil {
+				return err
 			}
 		}
 	}
-	if err := flush(); err != nil {
+	if err := flush(0); err != nil {
 		return err
 	}
 	return bw.Flush()

@@ -6,10 +6,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
+
+	"github.com/goblindb/goblin/internal/threadcpu"
 )
 
 // The seed workloads (seeds/001) as go test benchmarks, run on Goblin's
@@ -196,20 +196,20 @@ func runWorkload(b *testing.B, l Layout, w workload, mk func(Layout) zimpl) {
 	op := w.setup(z, r)
 	bpm := z.bytesPerMember()
 	b.ResetTimer()
-	cpu := -threadCPU()
+	cpu := -threadcpu.Now()
 	for i := 0; i < b.N; i++ {
 		if i > 0 && i%bulkN == 0 && (w.name == "sequential-deletion" || w.name == "new-insertion") {
 			b.StopTimer()
-			cpu += threadCPU()
+			cpu += threadcpu.Now()
 			z = mk(l)
 			op = w.setup(z, rand.New(rand.NewPCG(1, 2)))
 			debug.FreeOSMemory() // collect and return memory now, not in the timed loop
-			cpu -= threadCPU()
+			cpu -= threadcpu.Now()
 			b.StartTimer()
 		}
 		op(i)
 	}
-	cpu += threadCPU()
+	cpu += threadcpu.Now()
 	b.StopTimer()
 	if w.name == "new-insertion" {
 		bpm = z.bytesPerMember()
@@ -217,20 +217,6 @@ func runWorkload(b *testing.B, l Layout, w workload, mk func(Layout) zimpl) {
 	}
 	b.ReportMetric(bpm, "B/member")
 	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
-}
-
-// threadCPU returns the calling thread's CPU time in nanoseconds, from
-// clock_gettime(CLOCK_THREAD_CPUTIME_ID), which the kernel keeps to the
-// nanosecond. (getrusage(RUSAGE_THREAD), used before, advances in
-// scheduler ticks of a few milliseconds: over a workload that pauses its
-// timing for rebuilds, ten readings' rounding added up to tens of percent.)
-func threadCPU() int64 {
-	const clockThreadCPUTimeID = 3
-	var ts syscall.Timespec
-	if _, _, e := syscall.RawSyscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0); e != 0 {
-		return 0
-	}
-	return ts.Nano()
 }
 
 // BenchmarkGrowth grows a set to 4,000,000 members, one insertion at a
@@ -269,18 +255,24 @@ func BenchmarkGrowth(b *testing.B) {
 	}
 }
 
-// BenchmarkClone clones a set of 1,000,000 members: what a Raft snapshot
-// costs each set while applies wait (raftfsm clones the keyspace).
+// BenchmarkClone clones a set of 1,000,000 members (clone: the deep copy
+// COPY makes) and takes a view of it (snapshot: what a Raft snapshot
+// costs each set while applies wait, raftfsm taking a view of the
+// keyspace).
 func BenchmarkClone(b *testing.B) {
 	for _, l := range []Layout{Int32Float32, Standard} {
-		b.Run(l.String(), func(b *testing.B) {
-			z := New(l)
-			for i := range 1_000_000 {
-				z.Add(strconv.AppendInt(nil, int64(i)*7919%1_000_003, 10), float64(i%1000), 0)
-			}
-			b.ResetTimer()
+		z := New(l)
+		for i := range 1_000_000 {
+			z.Add(strconv.AppendInt(nil, int64(i)*7919%1_000_003, 10), float64(i%1000), 0)
+		}
+		b.Run(l.String()+"/clone", func(b *testing.B) {
 			for range b.N {
 				runtime.KeepAlive(z.Clone())
+			}
+		})
+		b.Run(l.String()+"/snapshot", func(b *testing.B) {
+			for range b.N {
+				runtime.KeepAlive(z.Snapshot())
 			}
 		})
 	}

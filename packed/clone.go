@@ -6,11 +6,11 @@ import "slices"
 // every leaf's arrays, every branch, the index's groups (both tables of a
 // resize in progress) and the arena's chunks are copied whole, and only
 // the pointers between them are rewritten. No member is parsed, hashed or
-// searched, so a clone costs about a memory copy of the set: the
-// snapshot of a Raft log (raftfsm) clones every set while applies wait.
-// For 1,000,000 members, rebuilding from the entries with the bulk loader,
-// as before, took 103 ms (INT32/FLOAT32) and 281 ms (standard), best of
-// three; the copy takes 10 to 16 ms for either (BenchmarkClone).
+// searched, so a clone costs about a memory copy of the set (COPY and
+// similar commands; snapshots take a View instead, view.go). For
+// 1,000,000 members, rebuilding from the entries with the bulk loader
+// took 103 ms (INT32/FLOAT32) and 281 ms (standard), best of three; the
+// copy takes 10 to 16 ms for either (BenchmarkClone).
 //
 // The copy has the original's shape, fill, garbage and allocation sizes,
 // so its Bytes are the original's.

@@ -10,8 +10,13 @@ import (
 
 // entriesOf returns a set's entries in order, member text and score bits.
 func entriesOf(z *ZSet) []string {
+	return render(func(fn func(m []byte, s float64) bool) { z.Range(0, z.Len(), false, fn) })
+}
+
+// render returns the entries each visits, as entriesOf renders them.
+func render(each func(fn func(m []byte, s float64) bool)) []string {
 	var out []string
-	z.Range(0, z.Len(), false, func(m []byte, s float64) bool {
+	each(func(m []byte, s float64) bool {
 		out = append(out, fmt.Sprintf("%q %x", m, math.Float64bits(s)))
 		return true
 	})

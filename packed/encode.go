@@ -38,53 +38,57 @@ const maxBlock = 1 << 16
 
 // EncodeTo writes the set to w in the snapshot encoding.
 func (z *ZSet) EncodeTo(w io.Writer) error {
-	bw := bufio.NewWriter(w)
-	hdr := []byte{encodingVersion, byte(z.layout)}
-	hdr = binary.AppendUvarint(hdr, uint64(z.Len()))
-	if _, err := bw.Write(hdr); err != nil {
-		return err
-	}
-	if err := z.c.encode(bw); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return encodeSet(w, z.layout, z.Len(), z.c.encode)
 }
 
 func (c *zcore[M, S, V]) encode(w *bufio.Writer) error {
 	var err error
 	var buf []byte
 	c.walk(nil, func(l *leaf[M, S]) {
-		for at := 0; at < l.n() && err == nil; {
-			k := min(l.n()-at, maxBlock)
-			buf = binary.AppendUvarint(buf[:0], uint64(k))
-			for i := at; i < at+k; i++ {
-				buf = appendScore(buf, l.score(i))
-			}
-			for i := at; i < at+k; i++ {
-				m := l.key(i)
-				if kindOf[M]() == MemberBytes {
-					b := c.ar.get(*asRef(&m))
-					buf = binary.AppendUvarint(buf, uint64(len(b)))
-					if len(buf)+len(b) > 1<<16 {
-						if _, err = w.Write(buf); err != nil {
-							return
-						}
-						buf = buf[:0]
-						if _, err = w.Write(b); err != nil {
-							return
-						}
-						continue
-					}
-					buf = append(buf, b...)
-					continue
-				}
-				buf = appendPacked(buf, m)
-			}
-			_, err = w.Write(buf)
-			at += k
+		if err == nil {
+			err = encodeLeaf(w, l, &c.ar, &buf)
 		}
 	})
 	return err
+}
+
+// encodeLeaf writes a leaf's blocks; ar holds standard members, and
+// *bufp is scratch space.
+func encodeLeaf[M member, S score](w *bufio.Writer, l *leaf[M, S], ar *arena, bufp *[]byte) error {
+	buf := *bufp
+	defer func() { *bufp = buf }()
+	for at := 0; at < l.n(); {
+		k := min(l.n()-at, maxBlock)
+		buf = binary.AppendUvarint(buf[:0], uint64(k))
+		for i := at; i < at+k; i++ {
+			buf = appendScore(buf, l.score(i))
+		}
+		for i := at; i < at+k; i++ {
+			m := l.key(i)
+			if kindOf[M]() != MemberBytes {
+				buf = appendPacked(buf, m)
+				continue
+			}
+			b := ar.get(*asRef(&m))
+			buf = binary.AppendUvarint(buf, uint64(len(b)))
+			if len(buf)+len(b) > 1<<16 {
+				if _, err := w.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+				if _, err := w.Write(b); err != nil {
+					return err
+				}
+				continue
+			}
+			buf = append(buf, b...)
+		}
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		at += k
+	}
+	return nil
 }
 
 // Decode reads a set written by EncodeTo.

@@ -1,5 +1,7 @@
 package packed
 
+import "slices"
+
 // leaf is a B+tree leaf: a sorted run of (score, member) entries.
 //
 // Entries live in pointer-free arrays. INT32/FLOAT32 leaves keep one array
@@ -22,6 +24,30 @@ type leaf[M member, S score] struct {
 	pfx        []mprefix // standard members: their first two bytes (memberPrefix)
 	lo, hi     int32
 	prev, next *leaf[M, S]
+	// shared: a View (view.go) may refer to the arrays, so they are
+	// copied before they are written (own). It fits in the header's
+	// allocation size class: leaves take no more memory for it.
+	shared bool
+}
+
+// own makes the arrays the leaf's own before a write: a copy, when a
+// View may refer to them. Every write to the arrays goes through own or
+// a method that does what it does first (written out there: the
+// compiler does not inline one generic method into another).
+func (l *leaf[M, S]) own() {
+	if l.shared {
+		l.unshare()
+	}
+}
+
+// unshare gives the leaf copies of its arrays. (Not inlined: it is the
+// rare path of hot methods.)
+//
+//go:noinline
+func (l *leaf[M, S]) unshare() {
+	l.keys, l.scores = slices.Clone(l.keys), slices.Clone(l.scores)
+	l.ents, l.pfx = slices.Clone(l.ents), slices.Clone(l.pfx)
+	l.shared = false
 }
 
 func newLeaf[M member, S score](capacity int) *leaf[M, S] {
@@ -79,6 +105,9 @@ func (l *leaf[M, S]) score(i int) S {
 
 // shift copies the n entries at array index src to array index dst.
 func (l *leaf[M, S]) shift(dst, src, n int) {
+	if l.shared { // (own, written out: generic calls are not inlined)
+		l.unshare()
+	}
 	if okeyLeaves[M, S]() {
 		copy(l.ents[dst:dst+n], l.ents[src:src+n])
 		return
@@ -92,6 +121,9 @@ func (l *leaf[M, S]) shift(dst, src, n int) {
 
 // set writes an entry at array index x.
 func (l *leaf[M, S]) set(x int, m M, s S, px mprefix) {
+	if l.shared { // (own, written out: generic calls are not inlined)
+		l.unshare()
+	}
 	if okeyLeaves[M, S]() {
 		l.ents[x] = okeyOf(s, m)
 		return
@@ -124,10 +156,14 @@ func (l *leaf[M, S]) grow(capacity int) {
 		}
 	}
 	l.lo, l.hi = 0, int32(n)
+	l.shared = false // (new arrays)
 }
 
 // insertAt inserts an entry at position i. The leaf must not be full.
 func (l *leaf[M, S]) insertAt(i int, m M, s S, px mprefix) {
+	if l.shared { // (own, written out: generic calls are not inlined)
+		l.unshare()
+	}
 	n, lo := l.n(), int(l.lo)
 	front := i < n-i
 	if front && lo == 0 || !front && int(l.hi) == l.capacity() {
@@ -187,6 +223,9 @@ func (l *leaf[M, S]) removeRange(i, j int) {
 // position counted without the entry itself. Only the entries between the
 // two positions shift.
 func (l *leaf[M, S]) move(i, j int, s S) {
+	if l.shared { // (own, written out: generic calls are not inlined)
+		l.unshare()
+	}
 	lo := int(l.lo)
 	if okeyLeaves[M, S]() {
 		e := okeyRescore(l.ents[lo+i], s)
@@ -220,6 +259,9 @@ func (l *leaf[M, S]) move(i, j int, s S) {
 
 // copyFrom copies src's entries [i, j) into l's arrays at index x.
 func (l *leaf[M, S]) copyFrom(x int, src *leaf[M, S], i, j int) {
+	if l.shared { // (own, written out: generic calls are not inlined)
+		l.unshare()
+	}
 	a, b := int(src.lo)+i, int(src.lo)+j
 	if okeyLeaves[M, S]() {
 		copy(l.ents[x:], src.ents[a:b])

@@ -180,7 +180,11 @@ func hashProbe[M member](p *probe[M]) uint64 {
 }
 
 // appendMember appends the canonical text of a stored member.
-func (c *zcore[M, S, V]) appendMember(dst []byte, m M) []byte {
+func (c *zcore[M, S, V]) appendMember(dst []byte, m M) []byte { return appendText(dst, m, &c.ar) }
+
+// appendText appends the canonical text of member m, stored in arena ar
+// when it is a standard member.
+func appendText[M member](dst []byte, m M, ar *arena) []byte {
 	switch kindOf[M]() {
 	case MemberInt32:
 		return appendInt(dst, int64(*asI32(&m)))
@@ -189,7 +193,7 @@ func (c *zcore[M, S, V]) appendMember(dst []byte, m M) []byte {
 	case MemberUUID:
 		return appendUUID(dst, asUUID(&m).bytes())
 	}
-	return append(dst, c.ar.get(*asRef(&m))...)
+	return append(dst, ar.get(*asRef(&m))...)
 }
 
 // memberWidth is the encoded width of a packed member (0: length-prefixed).

@@ -108,6 +108,7 @@ func (c *zcore[M, S, V]) evacuate(k int) {
 				c.compact()
 				return
 			}
+			l.own()
 			l.keys[int(l.lo)+i] = refMember[M](to)
 			if c.indexed() {
 				*c.idx.key(slot) = refMember[M](to)
@@ -160,6 +161,7 @@ func (c *zcore[M, S, V]) compact() {
 	old := c.ar
 	c.ar = arena{expect: old.used - old.garbage}
 	c.walk(nil, func(l *leaf[M, S]) {
+		l.own()
 		for i := l.lo; i < l.hi; i++ {
 			rec := old.record(*asRef(&l.keys[i]))
 			r, _ := c.ar.addRecord(rec)

@@ -51,6 +51,7 @@ type core interface {
 	stats() Stats
 	caps() (leafCap, branchCap int)
 	clone() core
+	snapshot() viewCore
 	encode(w *bufio.Writer) error
 	load(n int, entries iter.Seq2[[]byte, float64]) error
 	decode(r *bufio.Reader, n int) (negZero [][]byte, err error)

@@ -5,15 +5,16 @@ package raftfsm
 // can tell a backup written by a newer build from a damaged one.
 var SnapshotVersion = snapshotMagic[7]
 
-// Capture returns the state as it is now, for a backup or a digest,
-// from any goroutine: a copy taken under the keyspace's read lock (applies
-// wait only while it is copied), whose Index is the last entry applied to
-// it. The copy is the caller's: nothing else changes it.
+// Capture returns the state as it is now, for a snapshot, a backup or a
+// digest, from any goroutine: a view of the keyspace (keyspace.View),
+// taken under the keyspace's write lock (applies and reads wait only
+// while it is taken: no member is copied), whose Index is the last entry
+// applied to it. Nothing changes the view afterwards.
 func (f *FSM) Capture() *State {
 	ks := f.KS()
-	ks.RLock()
-	defer ks.RUnlock()
+	ks.Lock()
+	defer ks.Unlock()
 	// ApplyBatch and Restore publish the applied index before they release
-	// the keyspace, so under the read lock it is the copy's index.
-	return &State{KS: ks.Clone(), Now: f.A.now, Index: f.applied.Load(), acl: f.A.acl.clone()}
+	// the keyspace, so under the lock it is the view's index.
+	return &State{view: ks.Snapshot(), Now: f.A.now, Index: f.applied.Load(), acl: f.A.acl.clone()}
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/goblindb/goblin/keyspace"
 )
 
 // Capture's index is the index of the state it copied, even while
@@ -28,8 +30,13 @@ func TestCaptureIndexMatchesState(t *testing.T) {
 	for f.Applied() < n {
 		st := f.Capture()
 		score := 0.0
-		if e := st.KS.DB(0).Peek([]byte("k")); e != nil {
-			score, _ = e.Z.Score([]byte("m"))
+		if e := viewKey(st, "k"); e != nil {
+			e.Z.Each(func(m []byte, s float64) bool {
+				if string(m) == "m" {
+					score = s
+				}
+				return true
+			})
 		}
 		if uint64(score) != st.Index {
 			t.Fatalf("capture at index %d holds score %v", st.Index, score)
@@ -47,7 +54,7 @@ func TestCaptureIsACopy(t *testing.T) {
 	f.ApplyBatch([]*raft.Log{{Index: 5, Type: raft.LogCommand, Data: zadd("k", "a")}})
 	st := f.Capture()
 	f.ApplyBatch([]*raft.Log{{Index: 6, Type: raft.LogCommand, Data: zadd("k", "b")}})
-	if got := st.KS.DB(0).Peek([]byte("k")).Z.Len(); got != 1 {
+	if got := viewKey(st, "k").Z.Len(); got != 1 {
 		t.Fatalf("the copy changed: %d members", got)
 	}
 	var buf bytes.Buffer
@@ -64,4 +71,15 @@ func TestCaptureIsACopy(t *testing.T) {
 	if g.Applied() != 5 || g.Capture().Index != 5 {
 		t.Fatalf("restored index %d", g.Applied())
 	}
+}
+
+// viewKey returns key's entry in database 0 of a captured state, or nil.
+func viewKey(st *State, key string) *keyspace.ViewEntry {
+	var found *keyspace.ViewEntry
+	st.View().Each(0, func(e *keyspace.ViewEntry) {
+		if e.Key == key {
+			found = e
+		}
+	})
+	return found
 }

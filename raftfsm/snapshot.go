@@ -15,14 +15,11 @@ import (
 )
 
 // Snapshot captures the state. It runs on raft's FSM goroutine (no Apply
-// runs meanwhile), so it clones the keyspace and lets Persist encode the
-// clone while applies continue.
+// runs meanwhile) and takes a view of the keyspace (keyspace.View), which
+// copies no member: the sets share their leaves with it copy-on-write.
+// Persist encodes the view while applies continue.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
-	ks := f.KS()
-	ks.RLock()
-	defer ks.RUnlock()
-	st := &State{KS: ks.Clone(), Now: f.A.now, Index: f.applied.Load(), acl: f.A.acl.clone()}
-	return &snapshot{st: st, released: f.OnSnapshotReleased}, nil
+	return &snapshot{st: f.Capture(), released: f.OnSnapshotReleased}, nil
 }
 
 // Restore replaces the state with a snapshot. The snapshot is verified
@@ -54,12 +51,24 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 }
 
 // State is what a snapshot holds: the keyspace, the state's clock, the
-// index of the last entry applied to it, and the ACL users.
+// index of the last entry applied to it, and the ACL users. A state read
+// from a file or built by a caller has KS; one captured from a running
+// FSM (Capture) has a view of its keyspace instead, and KS nil.
 type State struct {
 	KS    *keyspace.Keyspace
 	Now   int64
 	Index uint64
 	acl   aclState
+	view  *keyspace.View
+}
+
+// View returns the state's keyspace as a view: the captured one, or a
+// view of KS as it is now.
+func (s *State) View() *keyspace.View {
+	if s.view != nil {
+		return s.view
+	}
+	return s.KS.Snapshot()
 }
 
 // ACLUsers returns the state's ACL users (nil: none yet).
@@ -111,7 +120,7 @@ func WriteSnapshot(w io.Writer, st *State) error {
 	if _, err := mw.Write(hdr); err != nil {
 		return err
 	}
-	if err := st.KS.Encode(mw); err != nil {
+	if err := st.View().Encode(mw); err != nil {
 		return err
 	}
 	if _, err := mw.Write(st.acl.encode(nil)); err != nil {
