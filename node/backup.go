@@ -16,8 +16,8 @@ import (
 // Digest returns the digest of this node's state (package backup) and
 // the log index it is at. It is a read: it passes ReadBarrier first
 // (local: a READONLY connection's check), so the state covers every
-// write acknowledged before the call, and it runs on a Capture, so
-// applies wait only while the state is copied.
+// write acknowledged before the call, and it runs on a Capture, a frozen
+// view of the state: applies wait only while the view is taken.
 func (n *Node) Digest(ctx context.Context, local bool) (uint64, backup.Sum, error) {
 	if err := n.ReadBarrier(ctx, local); err != nil {
 		return 0, backup.Sum{}, err

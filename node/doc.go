@@ -41,9 +41,10 @@
 // leader's Go heap is above the limit, so every node agrees and apply
 // never looks at memory.
 //
-// Backups (backup.go) are reads: a read barrier, then a copy of the state
-// taken under the keyspace's read lock (raftfsm.FSM.Capture), written in
-// the backup package's format. A backup becomes a cluster's state through
+// Backups (backup.go) are reads: a read barrier, then a frozen view of
+// the state taken under the keyspace's write lock (raftfsm.FSM.Capture:
+// no member is copied), written in the backup package's format while
+// applies go on. A backup becomes a cluster's state through
 // Raft.Restore on the leader (restore.go): from a file left in a new data
 // directory, restored by the first leader before it serves, or from
 // GOBLIN RESTORE on a running cluster.
