@@ -116,7 +116,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 30*time.Second, "how often to check whether --snapshot-threshold entries have accumulated")
 	fs.StringVar(&o.pprofAddr, "pprof", "", "serve net/http/pprof on this address (off by default; never expose it)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
-	fs.IntVar(&o.procs, "procs", 0, "threads running Go code at once (GOMAXPROCS); 0: half the CPUs, at least 1")
+	fs.IntVar(&o.procs, "procs", 0, "threads running Go code at once (GOMAXPROCS); 0: every CPU")
 	fs.IntVar(&o.gcPercent, "gogc", 0, "heap growth between garbage collections, in percent (GOGC); 0: the default")
 	o.cluster.register(fs)
 	o.tls.register(fs)
