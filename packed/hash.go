@@ -9,7 +9,7 @@ import (
 //
 // Packed members are integers, and real-world integer members are often
 // sequential IDs. An identity hash sends a run of sequential IDs to one
-// region of the table; the seed measurements lost 3.7x to exactly that. So
+// region of the table, which measured 3.7x slower. So
 // every integer goes through a full-avalanche 64-bit mixer (the splitmix64
 // finalizer: every input bit flips each output bit with probability about
 // one half), keyed by a per-process random seed so that an adversary cannot

@@ -53,7 +53,7 @@ func TestOrderKeys(t *testing.T) {
 // arrays (pairBound2, as the other layouts' leaves do) with the same pair
 // on order keys (okeyBound2, as INT32/FLOAT32 leaves do): 48 leaves of 400
 // entries, cache-resident in L2. It measured 42 against 26 ns when order
-// keys were an experiment (docs/benchmarks.md).
+// keys were introduced.
 //
 //	go test -run '^$' -bench InterleavedSearch ./packed/
 func BenchmarkInterleavedSearch(b *testing.B) {
