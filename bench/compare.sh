@@ -64,31 +64,13 @@ go build -o "$OUT/bin/goblind" ./cmd/goblind
 BENCH="$OUT/bin/goblin-bench"
 GOBLIND="$OUT/bin/goblind"
 
-freeport() {
-	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-
-# waitping PORT: until the server answers PING (bounded).
-waitping() {
-	for _ in $(seq 300); do
-		if [ "$(redis-cli -p "$1" PING 2>/dev/null)" = PONG ]; then return 0; fi
-		sleep 0.1
-	done
-	echo "server on port $1 did not answer PING" >&2
-	return 1
-}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 {
-	echo "date: $(date -u +%FT%TZ)"
-	echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
-	echo "kernel: $(uname -sr)"
-	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
-	echo "memory: $(free -g | awk '/Mem:/ {print $2}') GiB"
-	echo "go: $(go version | cut -d' ' -f3-)"
-	echo "redis-server: $(redis-server --version)"
+	machine_info
 	echo "settings: REPS=$REPS N=$N RPC_TIMEOUT=$RPC_TIMEOUT REPLAY_TIMEOUT=$REPLAY_TIMEOUT PIPE_DEPTH=$PIPE_DEPTH CLIENTS=$CLIENTS PIPELINE=$PIPELINE LOAD_MEMBERS=$LOAD_MEMBERS LOAD_REQUESTS=$LOAD_REQUESTS LOAD_DURATION=$LOAD_DURATION"
 	echo "engines: $ENGINES"
-	echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$OUT/machine.txt"
 cat "$OUT/machine.txt"
 

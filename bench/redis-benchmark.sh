@@ -73,36 +73,8 @@ if [ -z "${GOBLIND:-}" ]; then
 	GOBLIND="$OUT/bin/goblind"
 fi
 
-# freeport: a loopback port below the kernel's ephemeral range (so no
-# outgoing connection can take it meanwhile) that is free for TCP and UDP
-# (gossip listens on both).
-freeport() {
-	python3 - <<'EOF'
-import random, socket
-while True:
-    p = random.randint(20000, 32000)
-    socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM), socket.socket(socket.AF_INET, socket.SOCK_DGRAM)]
-    try:
-        for s in socks:
-            s.bind(("127.0.0.1", p))
-        print(p)
-        break
-    except OSError:
-        pass
-    finally:
-        for s in socks:
-            s.close()
-EOF
-}
-
-waitping() {
-	for _ in $(seq 300); do
-		[ "$(redis-cli -p "$1" PING 2>/dev/null)" = PONG ] && return 0
-		sleep 0.1
-	done
-	echo "server on port $1 did not answer PING" >&2
-	return 1
-}
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
 
 # fdatasync latency of the disk the data lives on: 2,000 4 KiB O_DSYNC writes.
 dsync_latency() {
@@ -113,18 +85,12 @@ dsync_latency() {
 }
 
 {
-	echo "date: $(date -u +%FT%TZ)"
-	echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
+	machine_info
 	echo "goblind: $GOBLIND"
-	echo "kernel: $(uname -sr)"
-	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
-	echo "go: $(go version | cut -d' ' -f3-)"
-	echo "redis-server: $(redis-server --version)"
 	echo "disk: $(dsync_latency)"
 	echo "settings: REPS=$REPS CLIENTS=$CLIENTS PIPELINES=$PIPELINES MEMBERS=$MEMBERS N1=$N1 N16=$N16"
 	echo "engines: $ENGINES"
 	echo "workloads: $WORKLOADS"
-	echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 } >"$OUT/machine.txt"
 cat "$OUT/machine.txt"
 

@@ -1,0 +1,47 @@
+# bench/lib.sh: what bench/compare.sh and bench/redis-benchmark.sh share.
+# Sourced, not run.
+
+# freeport: a loopback port below the kernel's ephemeral range (so no
+# outgoing connection can take it meanwhile) that is free for TCP and UDP
+# (gossip listens on both).
+freeport() {
+	python3 - <<'EOF'
+import random, socket
+while True:
+    p = random.randint(20000, 32000)
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM), socket.socket(socket.AF_INET, socket.SOCK_DGRAM)]
+    try:
+        for s in socks:
+            s.bind(("127.0.0.1", p))
+        print(p)
+        break
+    except OSError:
+        pass
+    finally:
+        for s in socks:
+            s.close()
+EOF
+}
+
+# waitping PORT: until the server answers PING (bounded).
+waitping() {
+	for _ in $(seq 300); do
+		[ "$(redis-cli -p "$1" PING 2>/dev/null)" = PONG ] && return 0
+		sleep 0.1
+	done
+	echo "server on port $1 did not answer PING" >&2
+	return 1
+}
+
+# machine_info: the machine, the versions and the load, one "key: value"
+# per line; the caller adds its settings.
+machine_info() {
+	echo "date: $(date -u +%FT%TZ)"
+	echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with local changes)')"
+	echo "kernel: $(uname -sr)"
+	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores"
+	echo "memory: $(free -g | awk '/Mem:/ {print $2}') GiB"
+	echo "go: $(go version | cut -d' ' -f3-)"
+	echo "redis-server: $(redis-server --version)"
+	echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
