@@ -53,6 +53,12 @@ func TestClusterClients(t *testing.T) {
 	})
 
 	t.Run("RouteByLatency", func(t *testing.T) {
+		if raceEnabled {
+			// go-redis v9.23.0's NewClusterClient writes an option while the
+			// latency probes it has just started read it: a race inside the
+			// client that the detector reports against this test.
+			t.Skip("go-redis's RouteByLatency races with itself under -race; run: go test ./e2e -run TestClusterClients/RouteByLatency")
+		}
 		ctx := context.Background()
 		if err := leader.Client().ZAdd(ctx, "lat", redis.Z{Score: 1, Member: "m"}).Err(); err != nil {
 			t.Fatal(err)
