@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-FUZZTIME=${FUZZTIME:-15s}
+FUZZTIME=${FUZZTIME:-5s}
 
 echo "== go vet"
 go vet ./...
