@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"flag"
@@ -10,45 +9,21 @@ import (
 	"os"
 
 	"github.com/goblindb/goblin/internal/tlsconf"
-	"github.com/goblindb/goblin/resp/wire"
 )
 
 // pingNode sends PING (after AUTH when a password is given) and expects
-// +PONG. It speaks raw RESP so the binary needs no client library. With
+// +PONG, through goblind's own RESP client (no client library). With
 // tlsConfig it connects with TLS.
 func pingNode(ctx context.Context, addr, pass string, tlsConfig *tls.Config) error {
-	var d net.Dialer
-	var conn net.Conn
-	var err error
-	if tlsConfig != nil {
-		conn, err = (&tls.Dialer{NetDialer: &d, Config: tlsConfig}).DialContext(ctx, "tcp", addr)
-	} else {
-		conn, err = d.DialContext(ctx, "tcp", addr)
-	}
+	c, err := dialRESP(ctx, addr, tlsConfig, "", pass)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer c.Close()
 	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
+		c.conn.SetDeadline(dl)
 	}
-	rd := bufio.NewReader(conn)
-	do := func(args ...string) (wire.Reply, error) {
-		if _, err := conn.Write(wire.AppendCommandStrings(nil, args...)); err != nil {
-			return wire.Reply{}, err
-		}
-		r, err := wire.ReadReply(rd)
-		if err == nil {
-			err = r.Err()
-		}
-		return r, err
-	}
-	if pass != "" {
-		if _, err := do("AUTH", pass); err != nil {
-			return fmt.Errorf("AUTH: %w", err)
-		}
-	}
-	r, err := do("PING")
+	r, err := c.do("PING")
 	if err != nil {
 		return err
 	}

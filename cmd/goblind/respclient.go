@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"time"
 
 	"github.com/goblindb/goblin/resp/wire"
 )
@@ -28,7 +29,8 @@ type reply = wire.Reply
 var replyLimits = wire.Limits{MaxBulk: 1 << 32, MaxArray: 1 << 26, MaxDepth: 8}
 
 // dialRESP connects to addr (with TLS when tlsConfig is set) and
-// authenticates (AUTH pass, or AUTH user pass) when pass is set.
+// authenticates (AUTH pass, or AUTH user pass) when pass is set, both
+// within ctx.
 func dialRESP(ctx context.Context, addr string, tlsConfig *tls.Config, user, pass string) (*respClient, error) {
 	var d net.Dialer
 	var conn net.Conn
@@ -42,6 +44,11 @@ func dialRESP(ctx context.Context, addr string, tlsConfig *tls.Config, user, pas
 		return nil, err
 	}
 	c := &respClient{conn: conn, r: bufio.NewReaderSize(conn, 64<<10), w: bufio.NewWriterSize(conn, 64<<10)}
+	if dl, ok := ctx.Deadline(); ok {
+		// ctx bounds the dial and the AUTH, not what the caller does next.
+		conn.SetDeadline(dl)
+		defer conn.SetDeadline(time.Time{})
+	}
 	if pass != "" {
 		args := []string{"AUTH", pass}
 		if user != "" {
