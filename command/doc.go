@@ -18,8 +18,8 @@
 // specs), generated from Redis 7.2's command files (redismeta.go), is the
 // one table COMMAND INFO reports and ACL users are checked against; each
 // served command's Spec points to its entry, and takes its arity from it
-// unless it states one. COMMAND DOCS reports Redis's interface facts
-// (redisdocs.go) with Goblin's own prose (doctext.go), see docs.go.
+// unless it states one. COMMAND DOCS reports Redis 7.2's documentation of
+// its commands, texts included (redisdocs.go), see docs.go.
 //
 // The package knows nothing of networks or Raft: it is given a keyspace, a
 // context and an argument vector, and appends a reply to a Writer.

@@ -116,9 +116,9 @@ func TestMetaIDs(t *testing.T) {
 	}
 }
 
-// Every served command and subcommand has Goblin's own documentation
-// prose: a summary, a complexity, a line per history version and a
-// replacement where Redis names one.
+// Every served command and subcommand is documented: a summary and a
+// since, and texts that agree with the facts: a complexity where one is
+// stated, a text per history version, a replacement where one is named.
 func TestServedCommandsDocumented(t *testing.T) {
 	n := 0
 	for _, m := range metaByID {
@@ -131,10 +131,10 @@ func TestServedCommandsDocumented(t *testing.T) {
 			t.Errorf("%s: no summary", m.Name)
 		}
 		if d.HasComplexity != (d.Text.Complexity != "") {
-			t.Errorf("%s: Redis states a complexity: %v; Goblin's %q", m.Name, d.HasComplexity, d.Text.Complexity)
+			t.Errorf("%s: states a complexity: %v; text %q", m.Name, d.HasComplexity, d.Text.Complexity)
 		}
 		if len(d.Text.History) != len(d.History) {
-			t.Errorf("%s: %d history lines for %d versions", m.Name, len(d.Text.History), len(d.History))
+			t.Errorf("%s: %d history texts for %d versions", m.Name, len(d.Text.History), len(d.History))
 		}
 		if d.Replaced != (d.Text.ReplacedBy != "") {
 			t.Errorf("%s: replaced %v, replacement %q", m.Name, d.Replaced, d.Text.ReplacedBy)
@@ -143,12 +143,37 @@ func TestServedCommandsDocumented(t *testing.T) {
 			t.Errorf("%s: no since", m.Name)
 		}
 	}
-	for name := range docText {
-		if LookupMeta(name) == nil {
-			t.Errorf("docText: %s is not a command", name)
+	for name := range goblinDocs {
+		if m := LookupMeta(name); m == nil || !m.Served {
+			t.Errorf("goblinDocs: %s is not a served command", name)
 		}
 	}
 	if n < 140 { // every command and subcommand Goblin serves
 		t.Fatalf("only %d served commands", n)
+	}
+}
+
+// Redis's commands carry Redis 7.2's own texts (src/commands/zadd.json,
+// zrangebyscore.json), which COMMAND DOCS answers.
+func TestDocsAreRedis72s(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want DocText
+	}{
+		{"zadd", DocText{
+			Summary:    "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.",
+			Complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+			History:    []string{"Accepts multiple elements.", "Added the `XX`, `NX`, `CH` and `INCR` options.", "Added the `GT` and `LT` options."},
+		}},
+		{"zrangebyscore", DocText{
+			Summary:    "Returns members in a sorted set within a range of scores.",
+			Complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements being returned. If M is constant (e.g. always asking for the first 10 elements with LIMIT), you can consider it O(log(N)).",
+			History:    []string{"Added the `WITHSCORES` modifier."},
+			ReplacedBy: "`ZRANGE` with the `BYSCORE` argument",
+		}},
+	} {
+		if got := LookupMeta(tc.name).Doc.Text; !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tc.name, got, tc.want)
+		}
 	}
 }
