@@ -165,6 +165,7 @@ func openStores(dir string, mode Fsync, want LogStore, inject func(wal.Op) error
 		walLog := logger.Named("wal")
 		w, err := wal.Open(filepath.Join(dir, walDir), wal.Options{
 			SyncEveryBatch: mode == FsyncAlways,
+			Preallocate:    true,
 			Logf:           func(format string, args ...any) { walLog.Warn(fmt.Sprintf(format, args...)) },
 			Inject:         inject,
 			OnSync:         s.stats.fsync.Record,

@@ -189,7 +189,11 @@ func (l *Log) cutSegment(s *segment, cut int64) error {
 			return err
 		}
 	}
-	return cutBatch(s.f, s.ver, cut)
+	if err := cutBatch(s.f, s.ver, cut); err != nil {
+		return err
+	}
+	s.alloc = 0
+	return nil
 }
 
 // cutBatch truncates a segment file of version v at entry offset cut.

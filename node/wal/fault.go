@@ -16,6 +16,7 @@ const (
 	OpTruncate Op = "truncate" // cutting a failed batch, or a suffix
 	OpCreate   Op = "create"   // creating a segment
 	OpManifest Op = "manifest" // rewriting the manifest
+	OpPrealloc Op = "prealloc" // zero-filling the active segment ahead
 )
 
 func (l *Log) inject(op Op) error {
@@ -58,6 +59,9 @@ func (l *Log) undoAppend(s *segment) error {
 	err := l.inject(OpTruncate)
 	if err == nil {
 		err = s.f.Truncate(s.size)
+	}
+	if err == nil {
+		s.alloc = 0
 	}
 	if err == nil {
 		err = datasync(s.f)

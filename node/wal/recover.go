@@ -76,7 +76,10 @@ func (l *Log) recover() error {
 		if err != nil {
 			return err
 		}
-		if r.end < len(b) {
+		var alloc int64
+		if r.zeros {
+			alloc = int64(len(b))
+		} else if r.end < len(b) {
 			l.logf("wal: %s: cutting a torn final write (%d bytes at offset %d, after index %d; the segment was synced up to offset %d)",
 				path, len(b)-r.end, r.end, base+uint64(len(r.offs))-1, r.synced)
 			if err := f.Truncate(int64(r.end)); err == nil {
@@ -91,7 +94,7 @@ func (l *Log) recover() error {
 		if r.markBad {
 			mark = 0
 		}
-		s := &segment{base: base, first: base, ver: v, path: path, f: f, offs: r.offs, size: int64(r.end), synced: r.synced, mark: mark}
+		s := &segment{base: base, first: base, ver: v, path: path, f: f, offs: r.offs, size: int64(r.end), alloc: alloc, synced: r.synced, mark: mark}
 		if n := len(l.segs); n > 0 {
 			prev := l.segs[n-1]
 			if len(prev.offs) == 0 || prev.lastIndex()+1 != base {

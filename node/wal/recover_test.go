@@ -178,8 +178,8 @@ func TestTornFinalWrite(t *testing.T) {
 		checkRecovers(t, r, fw.torn(t, b), fw.m, 120)
 	})
 	checkRecovers(t, r, fw.torn(t, bytes.Repeat([]byte{0xff}, len(final)+100)), fw.m, 120)
-	// Zeros after a complete log (a torn write that left only zeros) are
-	// cut too, and the synced log is kept whole.
+	// Zeros after a complete log (a torn write that left only zeros, or
+	// preallocation) end the log, and the synced log is kept whole.
 	f, _ := os.OpenFile(filepath.Join(fw.post, fw.name), os.O_WRONLY|os.O_APPEND, 0)
 	f.Write(make([]byte, 4096))
 	f.Close()

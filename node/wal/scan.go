@@ -13,6 +13,9 @@ type scanResult struct {
 	// markBad is set when a version 2 segment's sync mark fails its
 	// checksum (the batch headers' synced offsets still count).
 	markBad bool
+	// zeros: everything from end on is zero bytes, written ahead of the
+	// appends (prealloc.go), not a torn write.
+	zeros bool
 }
 
 // scanSegment checks the batches of a segment file's bytes b (of version
@@ -29,7 +32,10 @@ type scanResult struct {
 //     the last, or a file shorter than its synced offset: ErrCorrupt;
 //   - otherwise (the last segment, damage at or after the synced offset):
 //     a write that a crash interrupted. Scanning stops before it
-//     (end < len(b)) and the caller cuts it.
+//     (end < len(b)) and the caller cuts it, unless every byte from there
+//     on is zero: the preallocated end of the log (zeros), which the
+//     caller keeps. A batch written there and lost in the crash was never
+//     synced, so never acknowledged under SyncEveryBatch.
 func scanSegment(b []byte, base uint64, v version, last bool) (scanResult, error) {
 	var r scanResult
 	hlen := v.batchHdrLen()
@@ -75,6 +81,7 @@ func scanSegment(b []byte, base uint64, v version, last bool) (scanResult, error
 			return r, corruptf("segment %d: damaged batch at offset %d, which was synced (the segment is synced up to offset %d)", base, off, r.synced)
 		}
 		r.end = off
+		r.zeros = allZero(b[off:])
 		return r, nil
 	}
 	if int64(len(b)) < r.synced {
@@ -96,4 +103,13 @@ func batchOK(body []byte, count uint32) bool {
 		p += n
 	}
 	return p == len(body)
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -33,6 +33,10 @@ type Options struct {
 	// OnSync, when set, is told how long each fdatasync of a segment took
 	// (metrics).
 	OnSync func(time.Duration)
+	// Preallocate zero-fills the active segment ahead of its appends, so
+	// that an fdatasync rarely has to commit a change of the file's size
+	// (prealloc.go).
+	Preallocate bool
 }
 
 // Log is a segmented append-only raft.LogStore. It is safe for concurrent
@@ -82,7 +86,10 @@ type segment struct {
 	path  string   //
 	f     *os.File //
 	offs  []uint32 // file offset of entry first+i
-	size  int64    // bytes of valid content (the file's length)
+	size  int64    // bytes of valid content
+	// alloc is where the zeros written ahead of the appends end, when
+	// past size (Options.Preallocate); otherwise the file ends at size.
+	alloc int64
 	// synced is how many bytes are known to be on stable storage, mark
 	// what the header's sync mark says (version 2; it trails synced when
 	// writing it failed). gen counts truncations and removal, so a Sync
@@ -217,6 +224,7 @@ func (l *Log) StoreLogs(logs []*raft.Log) error {
 		return err
 	}
 	putBatchHeader(l.buf[:batchHdrLenV2], v2, uint32(body), uint32(len(logs)), uint32(s.synced))
+	l.preallocate(s, int64(len(l.buf)))
 	if err := l.writeAt(s, l.buf, s.size); err != nil {
 		return l.failedAppend(s, "append", err)
 	}
@@ -286,8 +294,12 @@ func (l *Log) activeFor(first uint64, n int64) (*segment, error) {
 			return s, nil
 		}
 		if len(s.offs) > 0 {
-			// Seal the segment: durable before anything follows it, so
-			// only the last segment can ever have a torn tail.
+			// Seal the segment: cut to its content and durable before
+			// anything follows it, so only the last segment can ever
+			// have a torn tail or zeros after its content.
+			if err := l.sealLength(s); err != nil {
+				return nil, fmt.Errorf("wal: sealing segment: %w", err)
+			}
 			if err := l.sync(s.f); err != nil {
 				return nil, fmt.Errorf("wal: sealing segment: %w", err)
 			}
