@@ -2,9 +2,10 @@
 # is pulled (FROM scratch), so it builds where no image registry answers.
 # Build it with scripts/docker-image.sh, which compiles goblind with
 # CGO_ENABLED=0 and runs `docker build` on a context holding only the
-# binary and this file.
+# binary, NOTICE and this file.
 FROM scratch
 COPY goblind /goblind
+COPY NOTICE /NOTICE
 ENV GOBLIN_ADDR=0.0.0.0:6379 \
     GOBLIN_RAFT_ADDR=0.0.0.0:16379 \
     GOBLIN_GOSSIP_ADDR=0.0.0.0:7946 \

@@ -11,6 +11,6 @@ ctx=$(mktemp -d)
 trap 'rm -rf "$ctx"' EXIT
 
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$ctx/goblind" ./cmd/goblind
-cp Dockerfile "$ctx/"
+cp Dockerfile NOTICE "$ctx/"
 docker build -t "$tag" "$ctx"
 echo "built $tag"
