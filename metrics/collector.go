@@ -81,6 +81,7 @@ var (
 	dLeaderChg    = desc("raft_leader_changes_total", "Leaders this node has seen elected.")
 	dSnapSeconds  = desc("raft_snapshot_duration_seconds", "Time to write a snapshot.")
 	dSnapBytes    = desc("raft_snapshot_size_bytes", "Size of the last snapshot written.")
+	dReadRounds   = desc("raft_read_rounds_total", "Heartbeat rounds the leader ran to confirm its leadership for linearizable reads (a lease saves them).")
 	dForwarded    = desc("raft_forwarded_writes_total", "Write entries forwarded to the leader (sent, by a follower) or accepted from a follower (received, by the leader).", "direction")
 	dFailed       = desc("raft_failed_entries_total", "Log entries the state machine recorded as failed.")
 	dLogFailing   = desc("raft_log_write_failing", "1 while the Raft log cannot be written (writes answer MISCONF).")
@@ -97,7 +98,7 @@ var allDescs = []*prometheus.Desc{
 	dConnected, dConnections, dRejectedConn, dBlocked, dNetIn, dNetOut, dHits, dMisses, dExpired,
 	dKeys, dExpiring, dMembers, dHeap, dRSS, dMaxMemory,
 	dRaftState, dTerm, dCommit, dApplied, dLastContact, dFollowerApp, dFollowerLag, dFollowerSeen,
-	dAppend, dFsync, dSyncEntries, dSyncCmds, dLeaderChg, dSnapSeconds, dSnapBytes, dForwarded,
+	dAppend, dFsync, dSyncEntries, dSyncCmds, dLeaderChg, dSnapSeconds, dSnapBytes, dForwarded, dReadRounds,
 	dFailed, dLogFailing, dSnapFailing, dGossip,
 }
 
@@ -253,6 +254,7 @@ func (c *Collector) collectRaft(st node.Status, gauge, counter func(*prometheus.
 	gauge(dSnapBytes, float64(m.SnapshotSize))
 	counter(dForwarded, float64(m.ForwardedSent), "sent")
 	counter(dForwarded, float64(m.ForwardedReceived), "received")
+	counter(dReadRounds, float64(m.ReadRounds))
 	counter(dFailed, float64(st.FailedEntries))
 	gauge(dLogFailing, boolFloat(st.LogWriteErr != nil))
 	gauge(dSnapFailing, boolFloat(st.SnapshotErr != nil))

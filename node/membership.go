@@ -63,6 +63,7 @@ func (n *Node) AddVoter(id, addr string) error {
 	// reads; stop before the configuration can hold a second voter.
 	n.singleVoter.Store(false)
 	defer n.updateVoters()
+	defer n.blockLease()() // the majority changes (lease.go)
 	return translateRaftErr(n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, membershipTimeout).Error())
 }
 
@@ -99,6 +100,7 @@ func (n *Node) RemoveServerHere(id string) error {
 		return ErrNoSuchNode
 	}
 	defer n.updateVoters()
+	defer n.blockLease()() // the majority changes (lease.go)
 	return translateRaftErr(n.raft.RemoveServer(raft.ServerID(id), 0, membershipTimeout).Error())
 }
 
@@ -127,6 +129,12 @@ func (n *Node) TransferLeadershipHere(id string) error {
 	if n.RestoreRunning() {
 		return ErrRestoring // it would cut the restore short (restore.go)
 	}
+	// Followers vote for the transfer's target although they know a
+	// leader: no lease from before or during it holds (lease.go). A
+	// transfer that failed may still have its target campaigning for an
+	// election timeout or two, so leases stay off a while after.
+	unblock := n.blockLease()
+	defer time.AfterFunc(2*n.electionTimeout, unblock)
 	if id == "" {
 		return translateRaftErr(n.raft.LeadershipTransfer().Error())
 	}

@@ -81,6 +81,7 @@ type nodeStats struct {
 	leaderChanges     atomic.Uint64
 	forwardedSent     atomic.Uint64
 	forwardedReceived atomic.Uint64
+	readRounds        atomic.Uint64
 	snapshotTime      hist.Histogram
 	snapshotSize      atomic.Int64
 }
@@ -98,6 +99,9 @@ type Metrics struct {
 	// ForwardedSent counts the write entries this node forwarded to a
 	// leader; ForwardedReceived those it accepted as leader.
 	ForwardedSent, ForwardedReceived uint64
+	// ReadRounds counts the heartbeat rounds this node ran as leader to
+	// confirm it still leads, for linearizable reads (leases save them).
+	ReadRounds uint64
 	// SnapshotTime is how long writing snapshots took; SnapshotSize the
 	// size in bytes of the last one written.
 	SnapshotTime *hist.Snapshot
@@ -115,6 +119,7 @@ func (n *Node) Metrics() Metrics {
 		LeaderChanges:     n.stats.leaderChanges.Load(),
 		ForwardedSent:     n.stats.forwardedSent.Load(),
 		ForwardedReceived: n.stats.forwardedReceived.Load(),
+		ReadRounds:        n.stats.readRounds.Load(),
 		SnapshotTime:      n.stats.snapshotTime.Snapshot(),
 		SnapshotSize:      n.stats.snapshotSize.Load(),
 	}

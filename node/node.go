@@ -62,6 +62,11 @@ type Config struct {
 	// every write acknowledged more than MaxStaleness before it, or is
 	// refused with ErrStale (staleness.go; default 5s).
 	MaxStaleness time.Duration
+	// LeaseReads lets the leader serve linearizable reads under a lease
+	// taken from its heartbeat rounds instead of a round per read
+	// (lease.go). It assumes every node runs with the same
+	// HeartbeatTimeout and clocks whose rates differ by less than 10%.
+	LeaseReads bool
 	// OutcomeWait bounds how long a write whose leader lost leadership
 	// while it was in flight waits to learn whether it was committed
 	// before it fails with ErrUncertain (default 5s).
@@ -99,7 +104,11 @@ type Node struct {
 	// follower's read-index requests to the leader.
 	verifier    batcher
 	leaderReads batcher
-	peers       Peers
+	// lease lets the leader skip the rounds (lease.go); heartbeat and
+	// electionTimeout are Raft's settings.
+	lease                      lease
+	heartbeat, electionTimeout time.Duration
+	peers                      Peers
 	// stale tracks how fresh READONLY reads on a follower are
 	// (staleness.go).
 	stale staleness
@@ -229,6 +238,7 @@ func New(cfg Config) (*Node, error) {
 	rc.HeartbeatTimeout = orDefault(cfg.HeartbeatTimeout, 300*time.Millisecond)
 	rc.ElectionTimeout = orDefault(cfg.ElectionTimeout, max(rc.HeartbeatTimeout, 300*time.Millisecond))
 	rc.LeaderLeaseTimeout = rc.HeartbeatTimeout
+	n.heartbeat, n.electionTimeout = rc.HeartbeatTimeout, rc.ElectionTimeout
 	// Followers learn the commit index from the leader's next message,
 	// which Raft sends at the latest CommitTimeout after the last one.
 	// Follower reads and forwarded writes wait for exactly that, so it
@@ -257,6 +267,19 @@ func New(cfg Config) (*Node, error) {
 				return fail(fmt.Errorf("node: bootstrap: %w", err))
 			}
 			n.log.Info("bootstrapped a new cluster", "id", cfg.ID)
+		}
+	}
+	if cfg.LeaseReads && cfg.Transport != nil {
+		// A node that may have answered a leader's heartbeats before it
+		// stopped waits until no lease they granted can still run before
+		// it can vote (lease.go).
+		has, err := raft.HasExistingState(st.logStore(), st.stableStore(), snaps)
+		if err != nil {
+			return fail(err)
+		}
+		if has {
+			n.log.Info("waiting out any leader lease before joining Raft", "wait", rc.HeartbeatTimeout)
+			time.Sleep(rc.HeartbeatTimeout)
 		}
 	}
 	r, err := raft.NewRaft(rc, n.fsm, st.logStore(), st.stableStore(), snaps, n.trans)

@@ -76,8 +76,8 @@ func (n *Node) ReadBarrier(ctx context.Context, local bool) error {
 }
 
 // ReadIndex is the leader's read index: its commit index, confirmed by a
-// heartbeat round that started after the call (unless it is the only
-// voter). Once that index is applied on any node, a read there is
+// heartbeat round that started after the call, or by the leader's lease
+// (lease.go), unless it is the only voter. Once that index is applied on any node, a read there is
 // linearizable. A follower calls it on the leader through Peers.
 func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 	if !n.Ready() {
@@ -89,8 +89,8 @@ func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 		}
 	}
 	index := n.raft.CommitIndex()
-	if !n.singleVoter.Load() {
-		if _, err := n.verifier.do(ctx); err != nil {
+	if !n.singleVoter.Load() && !n.leaseHeld(n.raft.CurrentTerm()) {
+		if err := n.takeLease(ctx); err != nil {
 			return 0, err
 		}
 	}
@@ -122,6 +122,7 @@ func (n *Node) waitReady(ctx context.Context) error {
 // verifyLeader is the leader's confirmation round: a heartbeat to a
 // majority.
 func (n *Node) verifyLeader() (uint64, error) {
+	n.stats.readRounds.Add(1)
 	if err := n.raft.VerifyLeader().Error(); err != nil {
 		return 0, translateRaftErr(err)
 	}

@@ -281,6 +281,7 @@ func run(args []string) error {
 		MaxStaleness:      o.cluster.maxStaleness,
 		CommitTimeout:     o.cluster.commitTimeout,
 		HeartbeatTimeout:  o.cluster.heartbeatTimeout,
+		LeaseReads:        o.cluster.leaseReads,
 		ElectionTimeout:   o.cluster.electionTimeout,
 	})
 	if err != nil {

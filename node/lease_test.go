@@ -1,0 +1,131 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+func leaseReads(c *Config) { c.LeaseReads = true }
+
+// sequentialReads runs n linearizable reads on nd one after another and
+// returns how many leadership rounds nd ran meanwhile.
+func sequentialReads(t *testing.T, nd *Node, n int) uint64 {
+	t.Helper()
+	before := nd.Metrics().ReadRounds
+	for i := range n {
+		if err := nd.ReadBarrier(context.Background(), false); err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+	}
+	return nd.Metrics().ReadRounds - before
+}
+
+// With leases, a leader's steady reads share a round per half lease
+// instead of one each; without, each sequential read has its own.
+func TestLeaseSavesRounds(t *testing.T) {
+	for _, lease := range []bool{false, true} {
+		t.Run(fmt.Sprintf("lease=%v", lease), func(t *testing.T) {
+			var opts func(*Config)
+			if lease {
+				opts = leaseReads
+			}
+			tc := newTestCluster(t, 3, opts)
+			leader := tc.waitLeader()
+			const reads = 300
+			rounds := sequentialReads(t, leader, reads)
+			t.Logf("%d reads, %d rounds", reads, rounds)
+			if lease && rounds > reads/10 {
+				t.Fatalf("with a lease, %d reads took %d rounds", reads, rounds)
+			}
+			if !lease && rounds < reads {
+				t.Fatalf("without a lease, %d reads took only %d rounds", reads, rounds)
+			}
+		})
+	}
+}
+
+// A leader cut off from the others keeps its lease at most until they
+// can elect another: once the new leader has acknowledged a write, no
+// read on the old leader that begins afterwards succeeds without it.
+func TestLeaseEndsBeforeANewLeaderWrites(t *testing.T) {
+	tc := newTestCluster(t, 3, leaseReads)
+	old := tc.waitLeader()
+	if _, err := old.Apply(zaddEntry("k", "m", 1)); err != nil {
+		t.Fatal(err)
+	}
+	sequentialReads(t, old, 20) // holds a lease now
+
+	type read struct {
+		start time.Time
+		err   error
+		got   string
+	}
+	var (
+		mu    sync.Mutex
+		reads []read
+		stop  = make(chan struct{})
+		wg    sync.WaitGroup
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			r := read{start: time.Now()}
+			r.err = old.ReadBarrier(ctx, false)
+			cancel()
+			if r.err == nil {
+				r.got = score(old, "k", "m")
+			}
+			mu.Lock()
+			reads = append(reads, r)
+			mu.Unlock()
+		}
+	}()
+
+	tc.partition(old.ID())
+	var leader *Node
+	poll(t, 10*time.Second, "a new leader", func() bool {
+		for _, n := range tc.all() {
+			if n != old && n.Ready() {
+				leader = n
+				return true
+			}
+		}
+		return false
+	})
+	if _, err := leader.Apply(zaddEntry("k", "m", 2)); err != nil {
+		t.Fatal(err)
+	}
+	acked := time.Now()
+	time.Sleep(500 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	after, served := 0, 0
+	for _, r := range reads {
+		if r.start.Before(acked) {
+			if r.err == nil {
+				served++
+			}
+			continue
+		}
+		after++
+		if r.err == nil && r.got != "2" {
+			t.Fatalf("a read on the old leader that began %v after the new leader acknowledged a write read %q",
+				r.start.Sub(acked), r.got)
+		}
+	}
+	t.Logf("%d reads served on the old leader before the write; %d reads began after it, none served stale", served, after)
+	if after == 0 {
+		t.Fatal("no read began after the write")
+	}
+}
