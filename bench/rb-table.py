@@ -11,13 +11,15 @@ import sys
 from collections import defaultdict
 
 # (label, goblin engine, via, its peer engine, via, kinds, target): the
-# comparisons the targets are stated for. kinds: "w" writes, "r" reads.
+# comparisons the targets are stated for. kinds: "w" writes, "r" reads,
+# "o" READONLY reads (workloads ending in -ro).
 COMPARISONS = [
     ("single node, --fsync always / redis appendfsync always", "goblin-always", "primary", "redis-always", "primary", "w", 1.0),
     ("3-node cluster via the leader / redis primary + 2 replicas (always)", "goblin-3node", "primary", "redis-repl", "primary", "w", 1.0),
     ("3-node cluster via a follower / via the leader", "goblin-3node", "second", "goblin-3node", "primary", "w", 0.8),
     ("linearizable reads on the leader / single node", "goblin-3node", "primary", "goblin-always", "primary", "r", 0.8),
     ("linearizable reads on a follower / a redis replica", "goblin-3node", "second", "redis-repl", "second", "r", 0.8),
+    ("READONLY reads on a follower / a redis replica (goblin-bench)", "goblin-3node", "second", "redis-repl", "second", "o", 1.0),
     ("single node, --fsync everysec / redis without persistence", "goblin-everysec", "primary", "redis", "primary", "wr", None),
 ]
 WRITES = {"zadd", "zadd-keys", "zincrby"}
@@ -47,7 +49,7 @@ def main(path):
         for (e, v, w, p) in sorted(runs):
             if (e, v) != (eng, via):
                 continue
-            kind = "w" if w in WRITES else "r"
+            kind = "w" if w in WRITES else "o" if w.endswith("-ro") else "r"
             if kind not in kinds:
                 continue
             other = runs.get((peer, pvia, w, p))

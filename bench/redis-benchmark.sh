@@ -29,6 +29,9 @@
 #   zincrby    ZINCRBY bench:k 1 m<random>
 #   zscore     ZSCORE bench:k m<random>     (bench:k holds every member)
 #   zrank      ZRANK bench:k m<random>
+#   zscore-ro  ZSCORE on the replica or follower only, with READONLY on Goblin:
+#              measured with goblin-bench load (redis-benchmark cannot send
+#              READONLY first), on redis-repl and goblin-3node
 #
 # Knobs: REPS=5 CLIENTS=50 PIPELINES="1 16" MEMBERS=100000
 #   N1=100000 (requests at -P 1) N16=400000 (at -P 16)
@@ -72,6 +75,12 @@ if [ -z "${GOBLIND:-}" ]; then
 	go build -o "$OUT/bin/goblind" ./cmd/goblind
 	GOBLIND="$OUT/bin/goblind"
 fi
+case " $WORKLOADS " in
+*" zscore-ro "*)
+	echo "== building goblin-bench into $OUT/bin"
+	(cd bench && go build -o "$OUT/bin/goblin-bench" ./goblin-bench)
+	;;
+esac
 
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
@@ -209,9 +218,32 @@ command_of() {
 	esac
 }
 
+# bench_ro ENGINE REP PORT: ZSCORE on the replica or follower at PORT, with
+# goblin-bench (READONLY first on Goblin), the key filled through the primary.
+bench_ro() {
+	local engine=$1 rep=$2 port=$3 n ro=() line rps p50
+	[ "$engine" = goblin-3node ] && ro=(-readonly)
+	for p in $PIPELINES; do
+		n=$N16
+		[ "$p" = 1 ] && n=$N1
+		rm -f "$WORK/ro.json"
+		timeout 300 "$OUT/bin/goblin-bench" load -addr "127.0.0.1:$port" -primary "127.0.0.1:$PORT" "${ro[@]}" \
+			-workload zscore -clients "$CLIENTS" -pipeline "$p" -requests "$n" -members "$MEMBERS" \
+			-quiet -out "$WORK/ro.json" >/dev/null || true
+		line=$(python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(r.get('ops_per_sec',0), r.get('p50_us',0)/1000)" "$WORK/ro.json" 2>/dev/null) || line=""
+		read -r rps p50 <<<"$line"
+		[ -n "$rps" ] && [ "$rps" != 0 ] || { rps=0; p50=0; echo "!! $engine second zscore-ro -P $p failed" | tee -a "$OUT/failures.txt"; }
+		echo "$rep,$engine,second,zscore-ro,$p,$rps,$p50" | tee -a "$OUT/results.csv"
+	done
+}
+
 # bench ENGINE REP VIA PORT WORKLOAD: one redis-benchmark run per pipeline depth.
 bench() {
 	local engine=$1 rep=$2 via=$3 port=$4 workload=$5 cmd n line
+	if [ "$workload" = zscore-ro ]; then
+		[ "$via" = second ] && bench_ro "$engine" "$rep" "$port"
+		return 0
+	fi
 	read -r -a cmd <<<"$(command_of "$workload")"
 	for p in $PIPELINES; do
 		n=$N16
@@ -247,7 +279,7 @@ for rep in $(seq "$REPS"); do
 			bench "$engine" "$rep" primary "$PORT" "$w"
 			if [ -n "$SECOND" ]; then
 				case $engine:$w in
-				redis-repl:zscore | redis-repl:zrank | goblin-3node:*)
+				redis-repl:zscore | redis-repl:zrank | redis-repl:zscore-ro | goblin-3node:*)
 					bench "$engine" "$rep" second "$SECOND" "$w" ;;
 				esac
 			fi

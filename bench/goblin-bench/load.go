@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"time"
 )
 
 // The concurrent workloads run against one sorted set of `members` numeric
@@ -133,4 +134,30 @@ func prepareLoad(addr, key string, members int64) (stats, error) {
 		}
 	}
 	return summarize(pairs), nil
+}
+
+// awaitCard waits, up to 30 s, until key holds members members on addr (a
+// replica or follower catching up with the fill).
+func awaitCard(addr, key string, members int64, readonly bool) error {
+	c, err := dial(addr)
+	if err != nil {
+		return err
+	}
+	defer c.close()
+	if readonly {
+		if _, err := c.do("READONLY"); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v, err := c.do("ZCARD", key)
+		if err == nil && v.Num == members {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s: %s has %d members, not %d, after 30 s (%v)", addr, key, v.Num, members, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -269,6 +269,8 @@ func cmdLoad(args []string) error {
 	requests := fs.Int64("requests", 1_000_000, "commands per workload (at most)")
 	duration := fs.Duration("duration", 10*time.Second, "time per workload (at most)")
 	seed := fs.Uint64("seed", 1, "generator seed")
+	readonly := fs.Bool("readonly", false, "send READONLY on every connection first (Goblin, Redis Cluster): a follower serves reads from its own state")
+	primary := fs.String("primary", "", "fill the key and check the final state here, and measure on --addr once it holds every member (a replica or follower; default: --addr)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -288,19 +290,28 @@ func cmdLoad(args []string) error {
 		}
 	}
 	failed := 0
+	home := c.addr
+	if *primary != "" {
+		home = *primary
+	}
 	for _, l := range list {
-		want, err := prepareLoad(c.addr, *key, *members)
+		want, err := prepareLoad(home, *key, *members)
 		if err != nil {
 			return err
 		}
-		o := runOpts{addr: c.addr, clients: *clients, pipeline: *pipeline, requests: *requests, duration: *duration, seed: *seed, label: l.name, quiet: c.quiet}
+		if home != c.addr {
+			if err := awaitCard(c.addr, *key, *members, *readonly); err != nil {
+				return err
+			}
+		}
+		o := runOpts{addr: c.addr, clients: *clients, pipeline: *pipeline, requests: *requests, duration: *duration, seed: *seed, label: l.name, quiet: c.quiet, readonly: *readonly}
 		st, err := run(context.Background(), o, l.gen(*key, *members))
 		if err != nil {
 			return err
 		}
 		r := record{Kind: "run", Workload: l.name, Key: *key}
 		fillRun(&r, o, st)
-		got, err := readState(c.addr, *key)
+		got, err := readState(home, *key)
 		if err != nil {
 			return err
 		}

@@ -32,6 +32,7 @@ type runOpts struct {
 	seed     uint64
 	label    string
 	quiet    bool
+	readonly bool // send READONLY first on every connection
 }
 
 // runStats is what a run measured.
@@ -51,6 +52,11 @@ func run(ctx context.Context, o runOpts, g gen) (*runStats, error) {
 	workers := make([]*worker, o.clients)
 	for i := range workers {
 		c, err := dial(o.addr)
+		if err == nil && o.readonly {
+			if _, err = c.do("READONLY"); err != nil {
+				c.close()
+			}
+		}
 		if err != nil {
 			for _, w := range workers[:i] {
 				w.c.close()
