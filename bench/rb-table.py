@@ -28,19 +28,23 @@ WRITES = {"zadd", "zadd-keys", "zincrby"}
 def main(path):
     runs = defaultdict(list)
     p50s = defaultdict(list)
+    cpus = defaultdict(list)
     with open(path) as f:
         for row in csv.DictReader(f):
             key = (row["engine"], row["via"], row["workload"], int(row["pipeline"]))
             runs[key].append(float(row["rps"]))
             p50s[key].append(float(row["p50_ms"]))
+            if row.get("cpu_us"):
+                cpus[key].append(float(row["cpu_us"]))
 
     print("## Throughput (requests/s): median and worst of the repetitions\n")
-    print("| engine | via | workload | -P | median | worst | reps | p50 latency (ms, median) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| engine | via | workload | -P | median | worst | reps | p50 latency (ms, median) | server CPU µs/request (median) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for key in sorted(runs):
         r = runs[key]
+        cpu = f"{statistics.median(cpus[key]):.1f}" if cpus[key] else ""
         print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {statistics.median(r):,.0f} | {min(r):,.0f} "
-              f"| {len(r)} | {statistics.median(p50s[key]):.3f} |")
+              f"| {len(r)} | {statistics.median(p50s[key]):.3f} | {cpu} |")
 
     print("\n## Ratios: median / median (worst / worst)\n")
     print("| comparison | workload | -P | ratio | target |")

@@ -9,7 +9,9 @@
 # median and the worst repetition of each engine, and Goblin's ratios to the
 # Redis engine that makes the same promise:
 #
-#   $OUT/results.csv  rep,engine,via,workload,pipeline,rps,p50_ms
+#   $OUT/results.csv  rep,engine,via,workload,pipeline,rps,p50_ms,cpu_us
+#                     (cpu_us: CPU time of the engine's server processes, all
+#                     of them, per request: user + system, from /proc)
 #   $OUT/table.md     medians, worst reps, ratios
 #   $OUT/machine.txt  the machine, versions, fdatasync latency and load
 #
@@ -218,6 +220,21 @@ command_of() {
 	esac
 }
 
+# cpu_ticks: user + system CPU ticks of the running engine's servers.
+cpu_ticks() {
+	local t=0 pid f
+	for pid in "${SPIDS[@]}"; do
+		f=$(cut -d' ' -f14,15 "/proc/$pid/stat" 2>/dev/null) || continue
+		t=$((t + ${f% *} + ${f#* }))
+	done
+	echo "$t"
+}
+
+# cpu_per_request TICKS0 N: CPU µs per request since TICKS0.
+cpu_per_request() {
+	python3 -c "import os,sys; print(f'{($(cpu_ticks) - $1) / os.sysconf(\"SC_CLK_TCK\") * 1e6 / max($2, 1):.1f}')"
+}
+
 # bench_ro ENGINE REP PORT: ZSCORE on the replica or follower at PORT, with
 # goblin-bench (READONLY first on Goblin), the key filled through the primary.
 bench_ro() {
@@ -227,13 +244,15 @@ bench_ro() {
 		n=$N16
 		[ "$p" = 1 ] && n=$N1
 		rm -f "$WORK/ro.json"
+		local t0
+		t0=$(cpu_ticks)
 		timeout 300 "$OUT/bin/goblin-bench" load -addr "127.0.0.1:$port" -primary "127.0.0.1:$PORT" "${ro[@]}" \
 			-workload zscore -clients "$CLIENTS" -pipeline "$p" -requests "$n" -members "$MEMBERS" \
 			-quiet -out "$WORK/ro.json" >/dev/null || true
 		line=$(python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(r.get('ops_per_sec',0), r.get('p50_us',0)/1000)" "$WORK/ro.json" 2>/dev/null) || line=""
 		read -r rps p50 <<<"$line"
 		[ -n "$rps" ] && [ "$rps" != 0 ] || { rps=0; p50=0; echo "!! $engine second zscore-ro -P $p failed" | tee -a "$OUT/failures.txt"; }
-		echo "$rep,$engine,second,zscore-ro,$p,$rps,$p50" | tee -a "$OUT/results.csv"
+		echo "$rep,$engine,second,zscore-ro,$p,$rps,$p50,$(cpu_per_request "$t0" "$n")" | tee -a "$OUT/results.csv"
 	done
 }
 
@@ -248,6 +267,8 @@ bench() {
 	for p in $PIPELINES; do
 		n=$N16
 		[ "$p" = 1 ] && n=$N1
+		local t0
+		t0=$(cpu_ticks)
 		line=$(timeout 300 redis-benchmark -p "$port" -c "$CLIENTS" -P "$p" -n "$n" -r "$MEMBERS" --csv "${cmd[@]}" |
 			tail -1) || line=""
 		# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",...
@@ -255,11 +276,11 @@ bench() {
 		rps=$(echo "$line" | cut -d, -f2 | tr -d '"')
 		p50=$(echo "$line" | cut -d, -f5 | tr -d '"')
 		[ -n "$rps" ] || { rps=0; p50=0; echo "!! $engine $via $workload -P $p failed" | tee -a "$OUT/failures.txt"; }
-		echo "$rep,$engine,$via,$workload,$p,$rps,$p50" | tee -a "$OUT/results.csv"
+		echo "$rep,$engine,$via,$workload,$p,$rps,$p50,$(cpu_per_request "$t0" "$n")" | tee -a "$OUT/results.csv"
 	done
 }
 
-echo "rep,engine,via,workload,pipeline,rps,p50_ms" >"$OUT/results.csv"
+echo "rep,engine,via,workload,pipeline,rps,p50_ms,cpu_us" >"$OUT/results.csv"
 read -r -a engines <<<"$ENGINES"
 for rep in $(seq "$REPS"); do
 	order=("${engines[@]}")
