@@ -12,9 +12,10 @@ import (
 )
 
 // Any node accepts any command: writes, pipelines and MULTI/EXEC through a
-// follower are forwarded to the leader, and the follower answers once it
-// has applied them, so the same connection reads them at once, even with
-// READONLY (local reads).
+// follower are forwarded to the leader, and the follower answers once the
+// leader has applied them; the same connection's reads wait until the
+// follower has too, so it reads its own writes at once, even with READONLY
+// (local reads) and in WATCH.
 func TestForwardingOverRESP(t *testing.T) {
 	e := newEnv(t, 3)
 	e.startAll([]string{"n1", "n2", "n3"}, 3, nil)
@@ -35,6 +36,24 @@ func TestForwardingOverRESP(t *testing.T) {
 	}
 	if r, err := ro.ZRank(c, "lb", "a").Result(); err != nil || r != 1 {
 		t.Fatalf("READONLY connection does not read its own write: rank %v %v", r, err)
+	}
+	for i := 1; i <= 300; i++ {
+		if err := ro.ZIncrBy(c, "own", 1, "m").Err(); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := ro.ZScore(c, "own", "m").Result(); err != nil || s != float64(i) {
+			t.Fatalf("READONLY read right after write %d reads %v %v", i, s, err)
+		}
+	}
+	// WATCH after the connection's own write: EXEC is not aborted by it.
+	if err := ro.Watch(c, func(tx *redis.Tx) error {
+		_, err := tx.TxPipelined(c, func(p redis.Pipeliner) error {
+			p.ZIncrBy(c, "own", 1, "m")
+			return nil
+		})
+		return err
+	}, "own"); err != nil {
+		t.Fatalf("WATCH/EXEC after the connection's own write: %v", err)
 	}
 
 	// A pipeline through a follower keeps its order.

@@ -49,6 +49,11 @@ func TestForwardedPipelineKeepsOrder(t *testing.T) {
 		}
 		last = res.Index
 	}
+	// Answered once the leader applied them; the follower's reader waits
+	// for the last index (what resp does before a client's next read).
+	if err := f.WaitApplied(context.Background(), last); err != nil {
+		t.Fatal(err)
+	}
 	if got := score(f, "k", "m"); got != "200" {
 		t.Fatalf("final score %q, want 200 (the last write)", got)
 	}

@@ -37,6 +37,11 @@ type Pending struct {
 	// term the follower addressed it to.
 	remote bool
 	fence  uint64
+	// here: a forwarded entry is answered only once applied on this node
+	// too (Apply, and entries that change this node's own behaviour, such
+	// as ACL changes); otherwise as soon as the leader answers, with the
+	// index the caller waits for before it reads here (Propose).
+	here bool
 	// The current attempt: a local future, an entry sent to the leader,
 	// or an error before either.
 	f   raft.ApplyFuture
@@ -46,11 +51,37 @@ type Pending struct {
 
 // Propose hands e to the log without waiting and returns a function that
 // waits for the result. On the leader the entry goes to Raft; on a
-// follower it is forwarded to the leader, and the result is returned once
-// the entry is applied here too, so the caller then reads its own write.
+// follower it is forwarded to the leader. A data entry (commands and
+// transactions) forwarded by a follower is answered as soon as the leader
+// answers: it is committed, but it may not be applied here yet, so a
+// caller that then reads here waits for Result.Index first (WaitApplied)
+// to read its own write. Any other entry is answered once applied here.
 // Entries proposed by one goroutine are committed in the order proposed.
 func (n *Node) Propose(e *raftfsm.Entry) func() (raftfsm.Result, error) {
-	return n.propose(e).Wait
+	p := n.propose(e)
+	p.here = !isData(e.Op)
+	return p.Wait
+}
+
+// isData reports whether entries of op only change the data, which a
+// reader waits for by index, rather than how this node behaves.
+func isData(op raftfsm.Op) bool {
+	return op == raftfsm.OpCommand || op == raftfsm.OpBatch || op == raftfsm.OpMulti
+}
+
+// WaitApplied waits until this node has applied index: what a caller
+// waits for, with a forwarded write's Result.Index, before reading its
+// own write here. Without a deadline in ctx it waits at most readyWait.
+func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
+	if n.fsm.Applied() >= index {
+		return nil
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, readyWait)
+		defer cancel()
+	}
+	return n.waitApplied(ctx, index)
 }
 
 func (n *Node) propose(e *raftfsm.Entry) *Pending {
@@ -183,8 +214,9 @@ func (n *Node) pause(deadline time.Time, d time.Duration) error {
 	}
 }
 
-// Wait waits until the entry is committed and applied on this node and
-// returns its result. An entry refused without being appended to any log
+// Wait waits until the entry is committed and applied (on this node, or
+// on the leader for a data entry Propose forwarded) and returns its
+// result. An entry refused without being appended to any log
 // (the node it reached no longer led) is proposed again to whoever leads
 // now, within the deadline; a caller's later entries wait behind this one
 // (Wait is called in order), so they stay in order.
@@ -253,14 +285,19 @@ func (p *Pending) waitForwarded() (raftfsm.Result, error) {
 				}
 				return p.resolve(deadline)
 			}
-			// Committed. Answer once it is applied here, so the client
-			// reads its own write here; past the deadline, answer anyway:
-			// the write took effect.
-			ctx, cancel := context.WithDeadline(context.Background(), deadline)
-			if n.waitApplied(ctx, index) != nil {
-				n.log.Warn("a forwarded write was committed but is not applied here yet; answering", "index", index)
+			// Committed. Answer once it is applied here when asked to
+			// (p.here); past the deadline, answer anyway: the write took
+			// effect. Otherwise at once: the caller waits for index
+			// before it reads here. Waiting here would wait for the
+			// leader to tell this node the commit, with its next append
+			// or after CommitTimeout.
+			if p.here {
+				ctx, cancel := context.WithDeadline(context.Background(), deadline)
+				if n.waitApplied(ctx, index) != nil {
+					n.log.Warn("a forwarded write was committed but is not applied here yet; answering", "index", index)
+				}
+				cancel()
 			}
-			cancel()
 			p.finish()
 			return raftfsm.Result{Index: index, Reply: reply}, nil
 		case <-changed:
@@ -359,7 +396,9 @@ func resultErr(res raftfsm.Result) error {
 
 // Apply proposes e and waits for its result.
 func (n *Node) Apply(e *raftfsm.Entry) (raftfsm.Result, error) {
-	return n.propose(e).Wait()
+	p := n.propose(e)
+	p.here = true
+	return p.Wait()
 }
 
 // ApplyForwarded is the leader's half of forwarding: it proposes an entry

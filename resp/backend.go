@@ -11,7 +11,9 @@ import (
 // Backend is what the RESP edge needs from a node.
 type Backend interface {
 	// Propose hands an entry to the log and returns a function that waits
-	// until it is applied on this node and returns its result. It does not
+	// until it is applied and returns its result: for a command or a
+	// transaction, possibly only on the leader, so a client's later reads
+	// wait for its Result.Index here first (client.ownWrites). It does not
 	// keep e (the caller reuses its slices once Propose returns).
 	Propose(e *raftfsm.Entry) func() (raftfsm.Result, error)
 	// ReadBarrier returns once a local read is linearizable; with local
@@ -26,6 +28,10 @@ type Backend interface {
 	Now() int64
 	// AppliedIndex is the index of the last entry applied here (WATCH).
 	AppliedIndex() uint64
+	// WaitApplied waits until this node has applied index: a write's
+	// Result.Index, which Propose may answer before it is applied here
+	// (on a follower), before the writer reads here.
+	WaitApplied(ctx context.Context, index uint64) error
 	// Status describes the node for INFO and ROLE: key/value pairs.
 	Status() node.Status
 	// OnKeyReady registers the function called when a write leaves a

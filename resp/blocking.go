@@ -218,6 +218,7 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 			return
 		}
 		res, err := c.s.backend.Propose(c.entry(raftfsm.OpCommand, []raftfsm.Command{{DB: c.db, Argv: argv}}))()
+		c.wrote(res)
 		if err != nil {
 			c.replyError(translate(err))
 			return

@@ -62,6 +62,10 @@ type client struct {
 	outClosed bool
 	softSince time.Time
 	pending   []pendingWrite
+	// written is the index of this client's last write; a follower may
+	// answer a write before applying it (Backend.Propose), so reads here
+	// wait for it first (ownWrites).
+	written uint64
 	// gathered are the batch's consecutive writes not yet proposed; they
 	// go to the log as one entry (see proposeGathered). gatheredAt is when
 	// the first of them ran; pendingArgv are the pending writes' and the

@@ -41,6 +41,7 @@ func (c *client) drain() {
 	done := 0
 	for i, p := range c.pending {
 		res, err := p.wait()
+		c.wrote(res)
 		sts := c.pendingStats[done : done+p.n]
 		c.answer(res, err, sts)
 		d := time.Since(p.start)
@@ -288,6 +289,10 @@ func (c *client) entry(op raftfsm.Op, cmds []raftfsm.Command) *raftfsm.Entry {
 func (c *client) read(spec *command.Spec, argv [][]byte) {
 	if c.view == nil || c.viewRun >= maxViewRun {
 		c.drain()
+		if err := c.ownWrites(); err != nil {
+			c.replyError(translate(err))
+			return
+		}
 		if err := c.readBarrier(); err != nil {
 			c.replyError(translate(err))
 			return
@@ -337,6 +342,22 @@ func (c *client) endView() {
 		c.view.RUnlock()
 		c.view = nil
 	}
+}
+
+// wrote notes the index of a write this client made.
+func (c *client) wrote(res raftfsm.Result) {
+	c.written = max(c.written, res.Index)
+}
+
+// ownWrites waits until this node has applied the client's own writes,
+// so that a read here sees them: a follower answers a write once the
+// leader has applied it, and applies it itself a moment later. The
+// backend bounds the wait.
+func (c *client) ownWrites() error {
+	if c.written <= c.s.backend.AppliedIndex() {
+		return nil
+	}
+	return c.s.backend.WaitApplied(context.Background(), c.written)
 }
 
 // readBarrier takes one consistency check per batch: every command in the

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"strconv"
 	"sync"
@@ -77,6 +78,15 @@ func (f *fakeBackend) AppliedIndex() uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.index
+}
+
+// WaitApplied: the fake applies every entry before Propose's wait
+// returns, so an index it answered is applied.
+func (f *fakeBackend) WaitApplied(_ context.Context, index uint64) error {
+	if f.AppliedIndex() < index {
+		return fmt.Errorf("fake backend: index %d not applied", index)
+	}
+	return nil
 }
 
 // OnKeyReady hands the state machine's Ready hook to fn.

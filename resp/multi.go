@@ -132,6 +132,7 @@ func cmdExec(c *client, argv [][]byte) {
 	e := c.entry(raftfsm.OpMulti, data)
 	e.Watched = watch.keys
 	res, err := c.s.backend.Propose(e)()
+	c.wrote(res)
 	if errors.Is(err, node.ErrOOM) {
 		// Refused as a whole before it ran, as Redis refuses an EXEC
 		// whose transaction holds a command that may grow memory.
@@ -248,6 +249,10 @@ func cmdWatch(c *client, argv [][]byte) {
 		// Refused, but unlike a queuing error it does not doom the
 		// transaction (as in Redis).
 		c.replyError(command.Errorf("ERR WATCH inside MULTI is not allowed"))
+		return
+	}
+	if err := c.ownWrites(); err != nil {
+		c.replyError(translate(err))
 		return
 	}
 	c.s.backend.View(func(ks *keyspace.Keyspace, now int64) {
