@@ -231,8 +231,8 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 			// The replies before this command leave now, as Redis sends
 			// them before a client blocks.
 			c.flushOut()
-			gone = fc.watchClose()
-			defer fc.stopWatch()
+			gone = fc.fr.WatchClose()
+			defer fc.fr.StopWatch()
 		}
 		select {
 		case <-w.wake:

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/tidwall/redcon"
+
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // pipeConn is a net.Conn whose reads come from a fixed input and whose
@@ -22,56 +24,6 @@ type pipeConn struct {
 
 func (p *pipeConn) Read(b []byte) (int, error)  { return p.r.Read(b) }
 func (p *pipeConn) Write(b []byte) (int, error) { return p.w.Write(b) }
-
-// frame runs input through a framedConn in chunks of size n and returns
-// the requests redcon would run (canonical RESP), then what framedConn
-// wrote to the client.
-func frame(input string, n int) string {
-	var chunks []io.Reader
-	for i := 0; i < len(input); i += n {
-		chunks = append(chunks, strings.NewReader(input[i:min(i+n, len(input))]))
-	}
-	pc := &pipeConn{r: &oneByOne{chunks: chunks}}
-	rd := redcon.NewReader(newFramedConn(pc))
-	var out strings.Builder
-	for {
-		cmd, err := rd.ReadCommand()
-		if err != nil {
-			break
-		}
-		var argv []string
-		for _, a := range cmd.Args {
-			argv = append(argv, string(a))
-		}
-		out.Write(encode(argv...))
-	}
-	return out.String() + pc.w.String()
-}
-
-// frameBatches is frame through readBatch, the parser the server uses.
-func frameBatches(input string, n int) string {
-	var chunks []io.Reader
-	for i := 0; i < len(input); i += n {
-		chunks = append(chunks, strings.NewReader(input[i:min(i+n, len(input))]))
-	}
-	pc := &pipeConn{r: &oneByOne{chunks: chunks}}
-	fc := newFramedConn(pc)
-	var out strings.Builder
-	for {
-		cmds, err := fc.readBatch(nil)
-		if err != nil {
-			break
-		}
-		for _, argv := range cmds {
-			var args []string
-			for _, a := range argv {
-				args = append(args, string(a))
-			}
-			out.Write(encode(args...))
-		}
-	}
-	return out.String() + pc.w.String()
-}
 
 // oneByOne returns each chunk from a separate Read, as a socket would.
 type oneByOne struct{ chunks []io.Reader }
@@ -89,42 +41,69 @@ func (o *oneByOne) Read(b []byte) (int, error) {
 	return 0, io.EOF
 }
 
-func TestFramedConnCanonicalizes(t *testing.T) {
-	protoErr := func(msg string) string { return "-ERR Protocol error: " + msg + "\r\n" }
-	cases := []struct{ in, want string }{
-		{"*1\r\n$4\r\nPING\r\n", "*1\r\n$4\r\nPING\r\n"},
-		{"*2\r\n$4\r\nECHO\r\n$0\r\n\r\n", "*2\r\n$4\r\nECHO\r\n$0\r\n\r\n"},
-		// Redis takes any two bytes after the data, and any byte after '\r'.
-		{"*1\r\n$4\r\nPINGxy", "*1\r\n$4\r\nPING\r\n"},
-		{"*1\rX$4\rXPING\r\n", "*1\r\n$4\r\nPING\r\n"},
-		// Empty and negative multibulk counts are no request at all.
-		{"*0\r\n*-1\r\n*1\r\n$4\r\nPING\r\n", "*1\r\n$4\r\nPING\r\n"},
-		// Inline commands become multibulk, quotes as Redis splits them.
-		{"PING\r\necho \"a b\"\n\r\n", "*1\r\n$4\r\nPING\r\n*2\r\n$4\r\necho\r\n$3\r\na b\r\n"},
-		{"set a 'b\r\n", protoErr("unbalanced quotes in request")},
-		{"*1\r\n$4\r\nPING\r\n*x\r\n", "*1\r\n$4\r\nPING\r\n" + protoErr("invalid multibulk length")},
-		{"*2147483648\r\n", protoErr("invalid multibulk length")},
-		{"*1\r\n$-1\r\n", protoErr("invalid bulk length")},
-		{"*1\r\n$536870913\r\n", protoErr("invalid bulk length")},
-		{"*1\r\n$01\r\n", protoErr("invalid bulk length")},
-		{"*1\r\n:4\r\n", protoErr("expected '$', got ':'")},
-		{"*1\r\n" + strings.Repeat("x", 70000), protoErr("too big bulk count string")},
-		{"*2\r\n$1\r\na\r\n$x\r\n", protoErr("invalid bulk length")},
-		{"*1\r\n$4\r\nPING\r\n*2\r\n$1\r\na\r\n:1\r\n", "*1\r\n$4\r\nPING\r\n" + protoErr("expected '$', got ':'")},
-		{strings.Repeat("x", 70000), protoErr("too big inline request")},
-		{"*" + strings.Repeat("1", 70000), protoErr("too big mbulk count string")},
-		{"*1\r\n$" + strings.Repeat("1", 70000), protoErr("too big bulk count string")},
-	}
-	for _, c := range cases {
-		for _, n := range []int{1, 3, 1 << 20} {
-			if got := frame(c.in, n); got != c.want {
-				t.Errorf("frame(%q, chunks of %d):\n got %q\nwant %q", trunc(c.in), n, trunc(got), trunc(c.want))
+// TestFirstRequest: redcon reads a connection's first request as the
+// client sent it when it parses those bytes as the one request they are,
+// and an empty stand-in otherwise; the request served is the Framer's
+// parse, Redis's; a protocol error is answered with Redis's text.
+func TestFirstRequest(t *testing.T) {
+	big := string(encode("ECHO", strings.Repeat("x", 5000)))
+	for _, c := range []struct {
+		in       string
+		redcon   string // what redcon reads
+		argv     []string
+		answered string // written to the client by the framedConn
+	}{
+		{in: "*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nQUIT\r\n", redcon: "*1\r\n$4\r\nPING\r\n", argv: []string{"PING"}},
+		{in: "*0\r\n\r\nECHO \"a b\"\r\nPING\r\n", redcon: "ECHO \"a b\"\r\n", argv: []string{"ECHO", "a b"}},
+		// redcon refuses a quote inside an argument; Redis joins the parts.
+		{in: "ECHO a\"b c\"\r\n", redcon: string(firstStandIn), argv: []string{"ECHO", "ab c"}},
+		// redcon needs "\r\n" after a bulk string; Redis takes any two bytes.
+		{in: "*1\r\n$4\r\nPINGxy", redcon: string(firstStandIn), argv: []string{"PING"}},
+		// Past redcon's first read: not copied into redcon's buffers.
+		{in: big, redcon: string(firstStandIn), argv: []string{"ECHO", strings.Repeat("x", 5000)}},
+		{in: "*1\r\n$-1\r\n", answered: "-ERR Protocol error: invalid bulk length\r\n"},
+		{in: "ECHO 'a\r\n", answered: "-ERR Protocol error: unbalanced quotes in request\r\n"},
+	} {
+		for _, n := range []int{1, 7, 1 << 20} {
+			var chunks []io.Reader
+			for i := 0; i < len(c.in); i += n {
+				chunks = append(chunks, strings.NewReader(c.in[i:min(i+n, len(c.in))]))
 			}
-			if got := frameBatches(c.in, n); got != c.want {
-				t.Errorf("frameBatches(%q, chunks of %d):\n got %q\nwant %q", trunc(c.in), n, trunc(got), trunc(c.want))
+			pc := &pipeConn{r: &oneByOne{chunks: chunks}}
+			fc := newFramedConn(pc, nil, 0)
+			read := &recorder{r: fc}
+			_, err := redcon.NewReader(read).ReadCommand()
+			if c.argv == nil {
+				if err == nil {
+					t.Errorf("%q: redcon read %q from a request with a protocol error", trunc(c.in), read.b.String())
+				}
+			} else if err != nil || read.b.String() != c.redcon {
+				t.Errorf("%q in chunks of %d: redcon read %q, %v; want %q", trunc(c.in), n, trunc(read.b.String()), err, trunc(c.redcon))
+			}
+			var argv []string
+			for _, a := range fc.first {
+				argv = append(argv, string(a))
+			}
+			if strings.Join(argv, "|") != strings.Join(c.argv, "|") {
+				t.Errorf("%q in chunks of %d: first request %q, want %q", trunc(c.in), n, argv, c.argv)
+			}
+			if pc.w.String() != c.answered {
+				t.Errorf("%q in chunks of %d: answered %q, want %q", trunc(c.in), n, pc.w.String(), c.answered)
 			}
 		}
 	}
+}
+
+// recorder keeps what is read through it.
+type recorder struct {
+	r io.Reader
+	b bytes.Buffer
+}
+
+func (r *recorder) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	r.b.Write(p[:n])
+	return n, err
 }
 
 func trunc(s string) string {
@@ -136,14 +115,19 @@ func trunc(s string) string {
 
 // TestProtocolErrorsOverTheWire checks what a client sees: the commands
 // before the bad input run, the error is Redis's, and the connection
-// closes; nothing is written to the log.
+// closes; nothing is written to the log. The bad input is the first
+// request in some cases, later in others.
 func TestProtocolErrorsOverTheWire(t *testing.T) {
 	s, fb := startServer(t, Config{})
 	for _, c := range []struct{ in, want string }{
 		{"*1\r\n$4\r\nPING\r\n*abc\r\n", "+PONG\r\n-ERR Protocol error: invalid multibulk length\r\n"},
 		{"*2\r\n$4\r\nPING\r\n$1\r\nx\r\n*2\r\n$4\r\nZADD\r\n:1\r\n", "$1\r\nx\r\n-ERR Protocol error: expected '$', got ':'\r\n"},
 		{"*1\r\n$999999999999\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+		{"*abc\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
+		{"*1\r\n:4\r\n", "-ERR Protocol error: expected '$', got ':'\r\n"},
 		{"ZADD k '1 x\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n"},
+		{"ECHO \"a\"b\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n"},
+		{strings.Repeat("x", 70000), "-ERR Protocol error: too big inline request\r\n"},
 	} {
 		fb.mu.Lock()
 		before := len(fb.entries)
@@ -153,18 +137,18 @@ func TestProtocolErrorsOverTheWire(t *testing.T) {
 		c1.c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		got, err := io.ReadAll(c1.rd)
 		if err != nil {
-			t.Errorf("%q: the connection was not closed: %v (read %q)", c.in, err, got)
+			t.Errorf("%q: the connection was not closed: %v (read %q)", trunc(c.in), err, got)
 		}
 		if string(got) != c.want {
-			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
+			t.Errorf("%q: got %q, want %q", trunc(c.in), got, c.want)
 		}
 		fb.mu.Lock()
 		if len(fb.entries) != before {
-			t.Errorf("%q: bad input reached the log", c.in)
+			t.Errorf("%q: bad input reached the log", trunc(c.in))
 		}
 		fb.mu.Unlock()
 	}
-	// Inline commands as Redis splits them.
+	// Inline commands as Redis splits them, first and later.
 	c := dial(t, s)
 	c.send([]byte("ZADD k 1 \"a b\" 2 '\\x41'\r\nZRANGE k 0 -1\n"))
 	if got := c.read(); got != ":2\r\n" {
@@ -172,6 +156,22 @@ func TestProtocolErrorsOverTheWire(t *testing.T) {
 	}
 	if got := c.read(); got != "*2\r\n$3\r\na b\r\n$4\r\n\\x41\r\n" {
 		t.Errorf("inline ZRANGE: %q", got)
+	}
+	for _, in := range []string{"ECHO a\"b c\"\r\n", "ECHO \"ab\\x20c\"\r\n", "*2\r\n$4\r\nECHO\r\n$4\r\nab cxy"} {
+		c := dial(t, s)
+		c.send([]byte(in + "PING\r\n"))
+		if got := c.read(); got != "$4\r\nab c\r\n" {
+			t.Errorf("%q first: %q", in, got)
+		}
+		if got := c.read(); got != "+PONG\r\n" {
+			t.Errorf("PING after %q: %q", in, got)
+		}
+	}
+	// A first request longer than redcon's first read.
+	c = dial(t, s)
+	long := strings.Repeat("y", 100000)
+	if got := c.do("ECHO", long); got != "$100000\r\n"+long+"\r\n" {
+		t.Errorf("a first ECHO of 100000 bytes: %q", trunc(got))
 	}
 }
 
@@ -201,8 +201,9 @@ func TestUnauthenticatedLimits(t *testing.T) {
 }
 
 // BenchmarkFramedConn compares parsing a pipeline of commands with redcon
-// and with framedConn.readBatch, the parser the server uses, in the steady
-// state of a connection: every read brings the same 100 commands.
+// and with the connection's wire.Framer, the parser the server uses, in
+// the steady state of a connection: every read brings the same 100
+// commands.
 func BenchmarkFramedConn(b *testing.B) {
 	var cmd bytes.Buffer
 	for i := 0; i < 100; i++ {
@@ -226,10 +227,10 @@ func BenchmarkFramedConn(b *testing.B) {
 	b.Run("framed", func(b *testing.B) {
 		b.SetBytes(int64(len(input)))
 		b.ReportAllocs()
-		fc := newFramedConn(&pipeConn{r: &repeatReader{b: input}})
+		fr := wire.NewFramer(&pipeConn{r: &repeatReader{b: input}})
 		for i := 0; i < b.N; i++ {
 			for n := 0; n < 100; {
-				cmds, err := fc.readBatch(nil)
+				cmds, err := fr.ReadBatch(nil)
 				if err != nil {
 					b.Fatal(err)
 				}
