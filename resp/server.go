@@ -371,6 +371,9 @@ func (s *Server) closedConn(conn redcon.Conn, err error) {
 // detaches the connection from redcon and serves it here until it ends.
 // The Framer parses the requests once, in place, and the replies of each
 // batch leave in one write.
+//
+// A batch counts as in flight (Close waits for it) from its start until
+// its replies are written, which is when the Framer next reads.
 func (s *Server) handle(conn redcon.Conn, _ redcon.Command) {
 	c, ok := conn.Context().(*client)
 	fc, fok := conn.NetConn().(*framedConn)
@@ -382,29 +385,37 @@ func (s *Server) handle(conn redcon.Conn, _ redcon.Command) {
 	conn.Detach()
 	defer fc.Close()
 	c.nc = fc.Conn
-	first := fc.first
+	inFlight := false
+	flush := func() error {
+		err := c.flushOut()
+		if inFlight {
+			inFlight = false
+			s.active.Add(-1)
+		}
+		return err
+	}
+	defer flush()
+	cmds := [][][]byte{fc.first}
 	fc.first = nil
-	c.serveBatch([][][]byte{first})
-	for !c.quit && !c.isKilled() {
-		cmds, err := fc.fr.ReadBatch(c.flushOut)
-		if err != nil {
-			c.flushOut()
+	for {
+		if !inFlight {
+			inFlight = true
+			s.active.Add(1)
+		}
+		c.runBatch(cmds)
+		if c.quit || c.isKilled() {
+			return
+		}
+		var err error
+		if cmds, err = fc.fr.ReadBatch(flush); err != nil {
+			flush()
 			fc.writeProtocolError(err)
 			return
 		}
 		used, free := fc.fr.BufStats()
 		c.qbuf.Store(int64(used))
 		c.qbufFree.Store(int64(free))
-		c.serveBatch(cmds)
 	}
-	c.flushOut()
-}
-
-// serveBatch runs a batch of requests; Close waits for it.
-func (c *client) serveBatch(cmds [][][]byte) {
-	c.s.active.Add(1)
-	defer c.s.active.Add(-1)
-	c.runBatch(cmds)
 }
 
 // log returns the edge's logger.
