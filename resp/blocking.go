@@ -28,7 +28,7 @@ import (
 // the next waiter.
 //
 // A waiting connection holds no lock; it watches its timeout, its socket
-// (framedConn reads ahead to notice a disconnect) and server shutdown.
+// (its Framer reads ahead to notice a disconnect) and server shutdown.
 
 type blockKey struct {
 	db  int

@@ -233,7 +233,7 @@ func addrPort(a net.Addr) string {
 }
 
 // Serve serves every listener until Close: redcon accepts the
-// connections (framer.go).
+// connections (accept.go).
 func (s *Server) Serve() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -317,7 +317,7 @@ func (s *Server) Close() error {
 
 // accept is redcon's accept callback, on the accept loop: it admits the
 // connection (maxclients) and makes its client, registered at once, or
-// for TLS once the handshake succeeds (framer.go).
+// for TLS once the handshake succeeds (accept.go).
 func (s *Server) accept(conn redcon.Conn) bool {
 	fc, ok := conn.NetConn().(*framedConn)
 	if !ok {
@@ -367,7 +367,7 @@ func (s *Server) closedConn(conn redcon.Conn, err error) {
 }
 
 // handle serves a connection from its first request on: it runs the
-// Framer's parse of that request (redcon's is ignored: see framer.go),
+// Framer's parse of that request (redcon's is ignored: see accept.go),
 // detaches the connection from redcon and serves it here until it ends.
 // The Framer parses the requests once, in place, and the replies of each
 // batch leave in one write.

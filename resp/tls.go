@@ -10,7 +10,7 @@ import (
 // A TLS port is served like the TCP port: its connections pass through
 // the same framedConn, redcon and client code, so framing, pipelining,
 // AUTH and the limits on unauthenticated clients are the same. What
-// differs is framedConn's first read (framer.go): it runs the handshake,
+// differs is framedConn's first read (accept.go): it runs the handshake,
 // in the connection's own goroutine and bounded by the handshake timeout,
 // so a peer that connects and sends nothing, or sends plaintext, delays
 // no one and is dropped. A TLS connection counts against maxclients from

@@ -30,16 +30,19 @@ import (
 //   - parses the first request with the connection's wire.Framer, whose
 //     rules and error texts are Redis's: a protocol error is answered
 //     here with Redis's text, and the connection ends;
-//   - hands redcon that request's bytes as received, when redcon parses
-//     them as the one request they are (every client library's requests,
-//     and short inline ones); for framing only Redis accepts, or a request
-//     longer than redcon's first read, redcon reads an empty request
-//     instead (firstStandIn), so that it neither refuses what Redis
-//     accepts nor keeps a second copy of a large request.
+//   - hands redcon that request's bytes as received (a slice of the
+//     Framer's buffer) when redcon reads them as one request: every
+//     client library's requests, and most inline ones. For framing only
+//     Redis accepts (a quote inside an inline argument, other bytes than
+//     "\r\n" after a bulk string), and for a request longer than
+//     redcon's first read, redcon reads an empty request instead
+//     (firstStandIn): it neither refuses what Redis accepts nor keeps a
+//     second copy of a large request for the connection's life.
 //
 // redcon then calls Server.handle, which runs the Framer's parse of the
-// first request, not redcon's, detaches the connection and serves it
-// from the Framer's batches until it ends.
+// first request, never redcon's (whose inline quoting differs from
+// Redis's), detaches the connection and serves it from the Framer's
+// batches until it ends.
 
 // framedListener hands redcon a listener's connections as framedConns.
 type framedListener struct {
