@@ -2,16 +2,14 @@ package resp
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"net"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/tidwall/redcon"
-
-	"github.com/goblindb/goblin/resp/wire"
 )
 
 // pipeConn is a net.Conn whose reads come from a fixed input and whose
@@ -24,22 +22,6 @@ type pipeConn struct {
 
 func (p *pipeConn) Read(b []byte) (int, error)  { return p.r.Read(b) }
 func (p *pipeConn) Write(b []byte) (int, error) { return p.w.Write(b) }
-
-// oneByOne returns each chunk from a separate Read, as a socket would.
-type oneByOne struct{ chunks []io.Reader }
-
-func (o *oneByOne) Read(b []byte) (int, error) {
-	for len(o.chunks) > 0 {
-		n, err := o.chunks[0].Read(b)
-		if errors.Is(err, io.EOF) {
-			o.chunks = o.chunks[1:]
-		}
-		if n > 0 {
-			return n, nil
-		}
-	}
-	return 0, io.EOF
-}
 
 // TestFirstRequest: redcon reads a connection's first request as the
 // client sent it when it parses those bytes as the one request they are,
@@ -64,12 +46,12 @@ func TestFirstRequest(t *testing.T) {
 		{in: "*1\r\n$-1\r\n", answered: "-ERR Protocol error: invalid bulk length\r\n"},
 		{in: "ECHO 'a\r\n", answered: "-ERR Protocol error: unbalanced quotes in request\r\n"},
 	} {
-		for _, n := range []int{1, 7, 1 << 20} {
-			var chunks []io.Reader
-			for i := 0; i < len(c.in); i += n {
-				chunks = append(chunks, strings.NewReader(c.in[i:min(i+n, len(c.in))]))
+		for _, bytewise := range []bool{false, true} {
+			var r io.Reader = strings.NewReader(c.in)
+			if bytewise {
+				r = iotest.OneByteReader(r)
 			}
-			pc := &pipeConn{r: &oneByOne{chunks: chunks}}
+			pc := &pipeConn{r: r}
 			fc := newFramedConn(pc, nil, 0)
 			read := &recorder{r: fc}
 			_, err := redcon.NewReader(read).ReadCommand()
@@ -78,17 +60,17 @@ func TestFirstRequest(t *testing.T) {
 					t.Errorf("%q: redcon read %q from a request with a protocol error", trunc(c.in), read.b.String())
 				}
 			} else if err != nil || read.b.String() != c.redcon {
-				t.Errorf("%q in chunks of %d: redcon read %q, %v; want %q", trunc(c.in), n, trunc(read.b.String()), err, trunc(c.redcon))
+				t.Errorf("%q byte by byte %v: redcon read %q, %v; want %q", trunc(c.in), bytewise, trunc(read.b.String()), err, trunc(c.redcon))
 			}
 			var argv []string
 			for _, a := range fc.first {
 				argv = append(argv, string(a))
 			}
 			if strings.Join(argv, "|") != strings.Join(c.argv, "|") {
-				t.Errorf("%q in chunks of %d: first request %q, want %q", trunc(c.in), n, argv, c.argv)
+				t.Errorf("%q byte by byte %v: first request %q, want %q", trunc(c.in), bytewise, argv, c.argv)
 			}
 			if pc.w.String() != c.answered {
-				t.Errorf("%q in chunks of %d: answered %q, want %q", trunc(c.in), n, pc.w.String(), c.answered)
+				t.Errorf("%q byte by byte %v: answered %q, want %q", trunc(c.in), bytewise, pc.w.String(), c.answered)
 			}
 		}
 	}
@@ -198,56 +180,4 @@ func TestUnauthenticatedLimits(t *testing.T) {
 	if got := c.do("ECHO", strings.Repeat("x", 20000)); len(got) != 20010 {
 		t.Errorf("a 20000-byte argument after AUTH: %q", trunc(got))
 	}
-}
-
-// BenchmarkFramedConn compares parsing a pipeline of commands with redcon
-// and with the connection's wire.Framer, the parser the server uses, in
-// the steady state of a connection: every read brings the same 100
-// commands.
-func BenchmarkFramedConn(b *testing.B) {
-	var cmd bytes.Buffer
-	for i := 0; i < 100; i++ {
-		cmd.Write(encode("ZADD", "leaderboard", "12345.5", "player:"+itoa(i)))
-	}
-	input := cmd.Bytes()
-	b.Run("redcon", func(b *testing.B) {
-		b.SetBytes(int64(len(input)))
-		b.ReportAllocs()
-		rd := redcon.NewReader(&repeatReader{b: input})
-		for i := 0; i < b.N; i++ {
-			for n := 0; n < 100; {
-				cmds, err := rd.ReadCommands()
-				if err != nil {
-					b.Fatal(err)
-				}
-				n += len(cmds)
-			}
-		}
-	})
-	b.Run("framed", func(b *testing.B) {
-		b.SetBytes(int64(len(input)))
-		b.ReportAllocs()
-		fr := wire.NewFramer(&pipeConn{r: &repeatReader{b: input}})
-		for i := 0; i < b.N; i++ {
-			for n := 0; n < 100; {
-				cmds, err := fr.ReadBatch(nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n += len(cmds)
-			}
-		}
-	})
-}
-
-// repeatReader returns b over and over, as much of it as a Read takes.
-type repeatReader struct {
-	b   []byte
-	off int
-}
-
-func (r *repeatReader) Read(p []byte) (int, error) {
-	n := copy(p, r.b[r.off:])
-	r.off = (r.off + n) % len(r.b)
-	return n, nil
 }

@@ -373,13 +373,8 @@ func (f *Framer) multibulkHeader() bool {
 	if !ok {
 		return false
 	}
-	ll, ok := parseInt(f.pending()[1:cr])
-	switch {
-	case !ok || ll > maxMultibulkLen:
-		f.protocolError("invalid multibulk length")
-		return false
-	case ll > unauthMultibulkLen && f.unauth():
-		f.protocolError("unauthenticated multibulk length")
+	ll, ok := f.headerLen(f.pending()[1:cr], math.MinInt64, maxMultibulkLen, unauthMultibulkLen, "multibulk")
+	if !ok {
 		return false
 	}
 	f.consume(cr + 2)
@@ -403,13 +398,8 @@ func (f *Framer) bulkHeader() bool {
 		f.protocolError("expected '$', got '" + string(in[0:1]) + "'")
 		return false
 	}
-	ll, ok := parseInt(in[1:cr])
-	switch {
-	case !ok || ll < 0 || ll > ProtoMaxBulkLen:
-		f.protocolError("invalid bulk length")
-		return false
-	case ll > unauthBulkLen && f.unauth():
-		f.protocolError("unauthenticated bulk length")
+	ll, ok := f.headerLen(in[1:cr], 0, ProtoMaxBulkLen, unauthBulkLen, "bulk")
+	if !ok {
 		return false
 	}
 	f.consume(cr + 2)
@@ -421,6 +411,21 @@ func (f *Framer) bulkHeader() bool {
 		f.st = stBulkTail
 	}
 	return true
+}
+
+// headerLen parses a header's length, which must lie in [lo, hi], and
+// at most unauthMax before AUTH; what names the header in Redis's errors.
+func (f *Framer) headerLen(b []byte, lo, hi, unauthMax int64, what string) (int64, bool) {
+	ll, ok := parseInt(b)
+	switch {
+	case !ok || ll < lo || ll > hi:
+		f.protocolError("invalid " + what + " length")
+		return 0, false
+	case ll > unauthMax && f.unauth():
+		f.protocolError("unauthenticated " + what + " length")
+		return 0, false
+	}
+	return ll, true
 }
 
 // protocolError drops the request being parsed and stops parsing: the
