@@ -89,8 +89,20 @@ func TestAcceptErrors(t *testing.T) {
 	if got := dial(t, s).do("PING"); got != "+PONG\r\n" {
 		t.Errorf("PING after the listener recovered = %q", got)
 	}
-	fl.ok.Store(false)
-	fl.Listener.Close() // fails for good, but not with net.ErrClosed
+	closeWithin(t, s, 10*time.Second)
+
+	// A listener that fails for good, and not with net.ErrClosed.
+	s = NewServer(Config{Addr: "127.0.0.1:0"}, newFakeBackend())
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	s.tcpLn.Close()
+	fl = &failingListener{Listener: s.tcpLn, err: emfile}
+	s.listeners, s.tcpLn = []net.Listener{fl}, fl
+	s.Serve()
+	for fl.accepts.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
 	closeWithin(t, s, 10*time.Second)
 }
 
