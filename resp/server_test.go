@@ -104,6 +104,14 @@ func TestAcceptErrors(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	closeWithin(t, s, 10*time.Second)
+
+	// The same, closed before redcon may have started serving it.
+	for range 50 {
+		s := NewServer(Config{}, newFakeBackend())
+		s.listeners = []net.Listener{&failingListener{Listener: fl.Listener, err: emfile}}
+		s.Serve()
+		closeWithin(t, s, 10*time.Second)
+	}
 }
 
 // gatedBackend holds every Propose until release is closed.
