@@ -72,7 +72,7 @@ type Server struct {
 	listeners []net.Listener
 	tcpLn     net.Listener // in listeners, or nil
 	tlsLn     net.Listener // in listeners, or nil
-	active    atomic.Int64 // batches being executed
+	active    atomic.Int64 // batches run or running, their replies not yet written
 	servers   []*redcon.Server
 	clients   map[int64]*client
 	nextID    atomic.Int64
@@ -320,13 +320,13 @@ func (s *Server) Close() error {
 // for TLS once the handshake succeeds (accept.go).
 func (s *Server) accept(conn redcon.Conn) bool {
 	fc, ok := conn.NetConn().(*framedConn)
-	if !ok {
+	if !ok || !s.admit(fc) {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || !s.admit(fc) {
-		return false
+	if s.closed {
+		return false // redcon closes it, which uncounts it
 	}
 	c := newClient(s, conn)
 	fc.fr.Unauth = c.authRequired
