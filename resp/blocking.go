@@ -28,7 +28,7 @@ import (
 // the next waiter.
 //
 // A waiting connection holds no lock; it watches its timeout, its socket
-// (framedConn reads ahead to notice a disconnect) and server shutdown.
+// (its Framer reads ahead to notice a disconnect) and server shutdown.
 
 type blockKey struct {
 	db  int
@@ -232,8 +232,8 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 			// The replies before this command leave now, as Redis sends
 			// them before a client blocks.
 			c.flushOut()
-			gone = fc.watchClose()
-			defer fc.stopWatch()
+			gone = fc.fr.WatchClose()
+			defer fc.fr.StopWatch()
 		}
 		select {
 		case <-w.wake:

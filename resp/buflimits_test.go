@@ -7,7 +7,6 @@ import (
 	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,38 +88,6 @@ func TestQueryBufferLimit(t *testing.T) {
 		t.Fatalf("the other client: %q", got)
 	}
 }
-
-// The buffer of a client sending one endless request stays within the
-// limit plus one read.
-func TestQueryBufferBounded(t *testing.T) {
-	var limit atomic.Int64
-	limit.Store(1 << 20)
-	body := io.MultiReader(strings.NewReader("*2\r\n$4\r\nECHO\r\n$100000000\r\n"), &repeatReader{b: []byte("x")})
-	fc := newFramedConn(&pipeConn{r: &capRecorder{r: body}})
-	fc.limit = &limit
-	var told []byte
-	fc.overLimit = func(b []byte) { told = append([]byte(nil), b...) }
-	peak := 0
-	for fc.st != stDead {
-		fc.fill()
-		peak = max(peak, cap(fc.in))
-		fc.parse(-1)
-	}
-	if peak > 1<<20+2*readChunk {
-		t.Fatalf("the buffer grew to %d bytes with a limit of 1 MiB", peak)
-	}
-	if !strings.HasPrefix(string(told), "*2\r\n$4\r\nECHO\r\n$100000000\r\nxxx") {
-		t.Fatalf("overLimit was told %q", told)
-	}
-	if _, err := fc.readBatch(nil); err != io.EOF {
-		t.Fatalf("readBatch after the limit: %v, want EOF", err)
-	}
-}
-
-// capRecorder reads in chunks as large as the reader asks.
-type capRecorder struct{ r io.Reader }
-
-func (c *capRecorder) Read(p []byte) (int, error) { return io.ReadFull(c.r, p) }
 
 func TestOutputBufferLimitConfig(t *testing.T) {
 	s, _ := startServer(t, Config{})

@@ -13,6 +13,7 @@ import (
 	"github.com/goblindb/goblin/command"
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/raftfsm"
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // CONFIG GET, SET, RESETSTAT, REWRITE and HELP.
@@ -158,7 +159,7 @@ func (s *Server) params() map[string]param {
 				}
 				return s.setMaxClients(n)
 			}},
-		{name: "proto-max-bulk-len", get: fixed(strconv.Itoa(protoMaxBulkLen))},
+		{name: "proto-max-bulk-len", get: fixed(strconv.Itoa(wire.ProtoMaxBulkLen))},
 		{name: "cluster-enabled", get: func(s *Server) string {
 			if s.backend.Status().Clustered {
 				return "yes"

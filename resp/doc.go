@@ -15,15 +15,25 @@
 // monitoring that costs one atomic load. CLIENT PAUSE (pause.go) holds
 // commands before they run, at the cost of one atomic load otherwise.
 //
-// Pipelining: redcon hands over every command already read from a
-// connection at once. Writes in such a batch are proposed to Raft without
-// waiting for one another, so one round of log replication serves them
-// all; a read waits for the writes before it (a connection reads its own
-// writes), and all replies go out in order.
+// Connections (server.go, accept.go): redcon accepts them on each
+// listener, through a plain adapter that wraps each socket, and calls
+// back to admit it against maxclients and make its client. The TLS
+// handshake runs in the connection's own goroutine, bounded, on its
+// first read. Every request is parsed by the connection's wire.Framer,
+// with Redis's rules, limits and "Protocol error" texts: redcon reads
+// the first request's bytes as received (or an empty stand-in where it
+// would parse them otherwise than Redis), and the server runs the
+// Framer's parse of it, then detaches the connection from redcon and
+// serves it from the Framer's batches. Close stops admitting
+// connections, waits for the batches in flight to answer, then closes
+// redcon's servers, which close the listeners and the connections.
 //
-// Framing (framer.go): every connection's bytes pass through framedConn,
-// which parses requests with Redis's own rules and error texts before
-// redcon sees them; canonical requests pass through in place.
+// Pipelining: the Framer hands over every request already received on a
+// connection at once, as slices of its buffer. Writes in such a batch
+// are proposed to Raft without waiting for one another, so one round of
+// log replication serves them all; a read waits for the writes before it
+// (a connection reads its own writes), and all replies go out in order,
+// in one write.
 //
 // ACL users (acl.go, aclclient.go, aclcmd.go): every command is checked
 // against the connection's user before it runs, after Redis's checks of

@@ -2,7 +2,6 @@ package resp
 
 import (
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,34 +66,22 @@ type clientLimit struct {
 }
 
 // admit counts a new connection, or refuses it when maxclients are
-// open: it is then answered (unless tls) and closed. An admitted
-// connection is returned wrapped, so that closing it uncounts it.
-func (s *Server) admit(c net.Conn, tls bool) (net.Conn, bool) {
+// open: it is then answered (unless it is TLS) and redcon closes it. An
+// admitted connection is uncounted when it closes.
+func (s *Server) admit(fc *framedConn) bool {
 	if s.limit.n.Add(1) > s.limit.cap.Load() {
 		s.limit.n.Add(-1)
 		s.stats.rejectedConns.Add(1)
-		if !tls {
+		if fc.tls == nil {
 			// A new socket's send buffer is empty: this does not block,
 			// but a deadline makes sure.
-			c.SetWriteDeadline(time.Now().Add(time.Second))
-			c.Write(errMaxClients)
+			fc.raw.SetWriteDeadline(time.Now().Add(time.Second))
+			fc.raw.Write(errMaxClients)
 		}
-		c.Close()
-		return nil, false
+		return false
 	}
-	return &countedConn{Conn: c, n: &s.limit.n}, true
-}
-
-// countedConn is an admitted connection: closing it (once) uncounts it.
-type countedConn struct {
-	net.Conn
-	n    *atomic.Int64
-	once sync.Once
-}
-
-func (c *countedConn) Close() error {
-	c.once.Do(func() { c.n.Add(-1) })
-	return c.Conn.Close()
+	fc.onClose = func() { s.limit.n.Add(-1) }
+	return true
 }
 
 // MaxClients returns maxclients in effect.

@@ -9,7 +9,7 @@ import (
 
 // client-query-buffer-limit: how many bytes of requests not yet complete
 // a client may have sent. A request's bytes are buffered until it is
-// whole (framer.go), and Redis's own bounds (512 MB a bulk string, 64 KB
+// whole (wire.Framer), and Redis's own bounds (512 MB a bulk string, 64 KB
 // an inline line) do not bound a request of many arguments: this does.
 // A client whose buffer passes it is closed at once, without a reply and
 // without running the requests that came with the bytes that passed it,
@@ -50,7 +50,7 @@ func parseQueryBufferLimit(v string) (int64, error) {
 	return n, nil
 }
 
-// queryBufferExceeded is called by a client's framedConn when its buffer
+// queryBufferExceeded is called by a client's Framer when its buffer
 // passes the limit: it logs the close.
 func (c *client) queryBufferExceeded(initial []byte) {
 	c.s.log().Warn("closing client that reached max query buffer length",

@@ -72,8 +72,7 @@ type Server struct {
 	listeners []net.Listener
 	tcpLn     net.Listener // in listeners, or nil
 	tlsLn     net.Listener // in listeners, or nil
-	gates     []*gateListener
-	active    atomic.Int64 // batches being executed
+	active    atomic.Int64 // batches run or running, their replies not yet written
 	servers   []*redcon.Server
 	clients   map[int64]*client
 	nextID    atomic.Int64
@@ -233,7 +232,8 @@ func addrPort(a net.Addr) string {
 	return portOf(a.String())
 }
 
-// Serve serves every listener until Close.
+// Serve serves every listener until Close: redcon accepts the
+// connections (accept.go).
 func (s *Server) Serve() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -243,26 +243,47 @@ func (s *Server) Serve() {
 	go s.meter()
 	for _, ln := range s.listeners {
 		srv := redcon.NewServerNetwork(ln.Addr().Network(), ln.Addr().String(), s.handle, s.accept, s.closedConn)
-		var hs *tlsHandshaker
+		srv.AcceptError = s.acceptError(srv)
+		fl := framedListener{Listener: ln}
 		if ln == s.tlsLn {
-			hs = newTLSHandshaker(s.cfg.TLS, s.cfg.TLSHandshakeTimeout)
+			fl.tls, fl.handshakeTimeout = s.cfg.TLS, s.cfg.TLSHandshakeTimeout
 		}
-		gate := newGateListener(ln, hs, s.admit)
 		s.servers = append(s.servers, srv)
-		s.gates = append(s.gates, gate)
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			srv.Serve(gate)
+			srv.Serve(fl)
 		}()
+	}
+}
+
+// acceptBackoff is how long the accept loop pauses after a failed accept
+// (out of file descriptors, say) before it tries again.
+const acceptBackoff = 10 * time.Millisecond
+
+// acceptError is redcon's AcceptError for srv. It runs on the accept
+// loop: its pause is the loop's backoff. Once the server is closed it
+// closes srv, which ends the loop however its listener fails.
+func (s *Server) acceptError(srv *redcon.Server) func(error) {
+	return func(error) {
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			srv.Close()
+			return
+		}
+		time.Sleep(acceptBackoff)
 	}
 }
 
 // drainTimeout bounds how long Close waits for commands in flight.
 const drainTimeout = 5 * time.Second
 
-// Close shuts down gracefully: it stops accepting connections, lets the
-// commands in flight finish and answer, then closes every connection.
+// Close shuts down gracefully: connections accepted from then on are
+// closed at once, the commands in flight finish and answer, then the
+// listeners and every connection close. It returns whether or not Serve
+// ran, or its listeners failed.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -271,21 +292,21 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	close(s.closing)
-	servers, gates := s.servers, s.gates
+	servers := s.servers
 	s.mu.Unlock()
-	for _, ln := range s.listeners {
-		ln.Close()
-	}
 	deadline := time.Now().Add(drainTimeout)
 	for s.active.Load() > 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
+	// redcon closes its listener and, once its accept loop ends, every
+	// connection it accepted: handle serves each in redcon's goroutine
+	// for it. A listener whose loop has not started yet is closed here,
+	// so the loop ends as soon as it starts.
 	for _, srv := range servers {
 		srv.Close()
 	}
-	// redcon closes its listener (the gate) only if it got to serve it.
-	for _, g := range gates {
-		g.Close()
+	for _, ln := range s.listeners {
+		ln.Close()
 	}
 	s.wg.Wait()
 	if s.cfg.UnixSocket != "" {
@@ -294,22 +315,42 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// accept is redcon's accept callback, on the accept loop: it admits the
+// connection (maxclients) and makes its client, registered at once, or
+// for TLS once the handshake succeeds (accept.go).
 func (s *Server) accept(conn redcon.Conn) bool {
+	fc, ok := conn.NetConn().(*framedConn)
+	if !ok || !s.admit(fc) {
+		return false
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return false
+		return false // redcon closes it, which uncounts it
 	}
 	c := newClient(s, conn)
-	if fc, ok := conn.NetConn().(*framedConn); ok {
-		fc.unauth = c.authRequired
-		fc.limit, fc.overLimit = &s.qbufLimit, c.queryBufferExceeded
-		fc.netIn = &s.stats.netIn
-	}
-	s.clients[c.id] = c
+	fc.fr.Unauth = c.authRequired
+	fc.fr.Limit, fc.fr.OverLimit = &s.qbufLimit, c.queryBufferExceeded
+	fc.fr.NetIn = &s.stats.netIn
 	conn.SetContext(c)
-	s.stats.connections.Add(1)
+	if fc.tls != nil {
+		fc.ready = func() { s.register(c) }
+	} else {
+		s.registerLocked(c)
+	}
 	return true
+}
+
+// register adds c to the clients CLIENT LIST shows.
+func (s *Server) register(c *client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.registerLocked(c)
+}
+
+func (s *Server) registerLocked(c *client) {
+	s.clients[c.id] = c
+	s.stats.connections.Add(1)
 }
 
 func (s *Server) closedConn(conn redcon.Conn, err error) {
@@ -325,14 +366,18 @@ func (s *Server) closedConn(conn redcon.Conn, err error) {
 	c.close()
 }
 
-// handle runs a connection's first request, which redcon parsed, then
-// detaches the connection from redcon and serves it here until it ends:
-// framedConn parses the requests (once, in place) and the replies of each
+// handle serves a connection from its first request on: it runs the
+// Framer's parse of that request (redcon's is ignored: see accept.go),
+// detaches the connection from redcon and serves it here until it ends.
+// The Framer parses the requests once, in place, and the replies of each
 // batch leave in one write.
-func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
+//
+// A batch counts as in flight (Close waits for it) from its start until
+// its replies are written, which is when the Framer next reads.
+func (s *Server) handle(conn redcon.Conn, _ redcon.Command) {
 	c, ok := conn.Context().(*client)
 	fc, fok := conn.NetConn().(*framedConn)
-	if !ok || !fok {
+	if !ok || !fok || fc.first == nil {
 		conn.WriteError("ERR internal error: connection without state")
 		conn.Close()
 		return
@@ -340,27 +385,37 @@ func (s *Server) handle(conn redcon.Conn, cmd redcon.Command) {
 	conn.Detach()
 	defer fc.Close()
 	c.nc = fc.Conn
-	c.serveBatch([][][]byte{cmd.Args})
-	flush := c.flushOut
-	for !c.quit && !c.isKilled() {
-		cmds, err := fc.readBatch(flush)
-		if err != nil {
-			c.flushOut()
+	inFlight := false
+	flush := func() error {
+		err := c.flushOut()
+		if inFlight {
+			inFlight = false
+			s.active.Add(-1)
+		}
+		return err
+	}
+	defer flush()
+	cmds := [][][]byte{fc.first}
+	fc.first = nil
+	for {
+		if !inFlight {
+			inFlight = true
+			s.active.Add(1)
+		}
+		c.runBatch(cmds)
+		if c.quit || c.isKilled() {
 			return
 		}
-		used, free := fc.bufStats()
+		var err error
+		if cmds, err = fc.fr.ReadBatch(flush); err != nil {
+			flush()
+			fc.writeProtocolError(err)
+			return
+		}
+		used, free := fc.fr.BufStats()
 		c.qbuf.Store(int64(used))
 		c.qbufFree.Store(int64(free))
-		c.serveBatch(cmds)
 	}
-	c.flushOut()
-}
-
-// serveBatch runs a batch of requests; Close waits for it.
-func (c *client) serveBatch(cmds [][][]byte) {
-	c.s.active.Add(1)
-	defer c.s.active.Add(-1)
-	c.runBatch(cmds)
 }
 
 // log returns the edge's logger.
@@ -400,86 +455,4 @@ func (s *Server) clientList() []*client {
 	s.mu.Unlock()
 	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
 	return out
-}
-
-// gateListener hands redcon the connections of a real listener. Closing
-// the real listener stops new connections at once, while redcon, which
-// closes every connection when its Accept fails, is held off until the
-// gate itself is closed: after the commands in flight have answered. A
-// TLS listener's gate hands over connections whose handshake is done
-// (tls.go).
-type gateListener struct {
-	net.Listener
-	conns  chan net.Conn
-	closed chan struct{}
-	once   sync.Once
-	tls    *tlsHandshaker // nil: plain connections
-	loop   chan struct{}  // closed when acceptLoop returns
-	// admit counts a new connection against maxclients, or refuses and
-	// closes it.
-	admit func(c net.Conn, tls bool) (net.Conn, bool)
-}
-
-func newGateListener(ln net.Listener, hs *tlsHandshaker, admit func(net.Conn, bool) (net.Conn, bool)) *gateListener {
-	g := &gateListener{Listener: ln, conns: make(chan net.Conn), closed: make(chan struct{}),
-		tls: hs, loop: make(chan struct{}), admit: admit}
-	go g.acceptLoop()
-	return g
-}
-
-func (g *gateListener) acceptLoop() {
-	defer close(g.loop)
-	for {
-		c, err := g.Listener.Accept()
-		if errors.Is(err, net.ErrClosed) {
-			return
-		}
-		if err != nil { // e.g. out of file descriptors: back off, retry
-			select {
-			case <-time.After(10 * time.Millisecond):
-			case <-g.closed:
-				return
-			}
-			continue
-		}
-		c, ok := g.admit(c, g.tls != nil)
-		if !ok {
-			continue
-		}
-		if g.tls != nil {
-			g.tls.start(c, g.deliver)
-			continue
-		}
-		g.deliver(c)
-	}
-}
-
-// deliver hands c to Accept, or closes it if the gate closes first.
-func (g *gateListener) deliver(c net.Conn) {
-	select {
-	case g.conns <- c:
-	case <-g.closed:
-		c.Close()
-	}
-}
-
-func (g *gateListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-g.conns:
-		return newFramedConn(c), nil
-	case <-g.closed:
-		return nil, net.ErrClosed
-	}
-}
-
-// Close closes the gate and its listener, and waits for the connections
-// being accepted or handshaking to be dropped.
-func (g *gateListener) Close() error {
-	g.once.Do(func() { close(g.closed) })
-	err := g.Listener.Close()
-	<-g.loop
-	if g.tls != nil {
-		g.tls.stop()
-	}
-	return err
 }

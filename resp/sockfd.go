@@ -12,10 +12,7 @@ func socketFD(nc net.Conn) int {
 	for {
 		switch c := nc.(type) {
 		case *framedConn:
-			nc = c.Conn
-			continue
-		case *countedConn:
-			nc = c.Conn
+			nc = c.raw
 			continue
 		case interface{ NetConn() net.Conn }: // TLS
 			nc = c.NetConn()

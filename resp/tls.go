@@ -1,10 +1,7 @@
 package resp
 
 import (
-	"context"
 	"crypto/tls"
-	"net"
-	"sync"
 	"time"
 )
 
@@ -13,12 +10,13 @@ import (
 // A TLS port is served like the TCP port: its connections pass through
 // the same framedConn, redcon and client code, so framing, pipelining,
 // AUTH and the limits on unauthenticated clients are the same. What
-// differs is the gate that hands connections over (gateListener): for
-// TLS it runs each connection's handshake in a goroutine of its own,
-// bounded by the handshake timeout, so a peer that connects and sends
-// nothing, or sends plaintext, delays no one and is dropped. Only a
-// connection whose handshake succeeded reaches redcon: CLIENT LIST and
-// the client count never show half-open peers.
+// differs is framedConn's first read (accept.go): it runs the handshake,
+// in the connection's own goroutine and bounded by the handshake timeout,
+// so a peer that connects and sends nothing, or sends plaintext, delays
+// no one and is dropped. A TLS connection counts against maxclients from
+// its accept, but its client is registered only once its handshake
+// succeeded: CLIENT LIST and the client count never show half-open
+// peers.
 //
 // The certificates are the tls.Config's business: a config that picks
 // them per handshake (tlsconf.Reloader.ServerConfig) makes a reload
@@ -31,47 +29,6 @@ const defaultTLSHandshakeTimeout = 10 * time.Second
 // close_notify alert to a peer that does not read, before it closes the
 // socket anyway: closing never waits on a peer.
 const closeNotifyWait = time.Second
-
-// tlsHandshaker runs the handshakes of one TLS listener.
-type tlsHandshaker struct {
-	cfg     *tls.Config
-	timeout time.Duration
-	ctx     context.Context // canceled when the gate closes
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup // handshakes running
-}
-
-func newTLSHandshaker(cfg *tls.Config, timeout time.Duration) *tlsHandshaker {
-	if timeout <= 0 {
-		timeout = defaultTLSHandshakeTimeout
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	return &tlsHandshaker{cfg: cfg, timeout: timeout, ctx: ctx, cancel: cancel}
-}
-
-// start runs c's handshake in the background and passes the connection to
-// deliver once it succeeds; a failed one closes c.
-func (h *tlsHandshaker) start(c net.Conn, deliver func(net.Conn)) {
-	h.wg.Add(1)
-	go func() {
-		defer h.wg.Done()
-		tc := tls.Server(c, h.cfg)
-		ctx, cancel := context.WithTimeout(h.ctx, h.timeout)
-		err := tc.HandshakeContext(ctx)
-		cancel()
-		if err != nil {
-			c.Close()
-			return
-		}
-		deliver(tlsConn{tc})
-	}()
-}
-
-// stop aborts the handshakes running and waits for them.
-func (h *tlsHandshaker) stop() {
-	h.cancel()
-	h.wg.Wait()
-}
 
 // tlsConn is a server-side TLS connection whose Close does not wait on a
 // peer that does not read (closeNotifyWait).

@@ -1,10 +1,14 @@
-// Package wire is the client side of RESP that Goblin's own clients and
-// tests share: a request encoder, a bounded RESP2 reply reader, and a
-// byte-exact copier of RESP2/RESP3 replies for tests that compare replies
-// with redis-server's. The node-to-node plane (cluster), goblind's
+// Package wire is RESP as Goblin's code speaks it on both sides: the
+// server's request framer (Framer: Redis's parsing rules, limits and
+// protocol errors, requests as slices of its buffer), a request encoder,
+// a bounded RESP2 reply reader, a reply skipper for load generators, and
+// a byte-exact copier of RESP2/RESP3 replies for tests that compare
+// replies with redis-server's. The client edge (resp) frames its
+// connections with it; the node-to-node plane (cluster), goblind's
 // subcommands that talk to a server (backup, import, restore, ping), the
-// drill and the tests use it; the server side (the framer and the reply
-// writer) is in resp and command.
+// drill, the bench tool and the tests use its client side. Replies are
+// built by command.Writer, beside the command semantics that produce
+// them.
 package wire
 
 import (
