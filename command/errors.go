@@ -3,6 +3,8 @@ package command
 import (
 	"bytes"
 	"fmt"
+
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // Error is a command error whose text is exactly what Redis replies,
@@ -11,24 +13,14 @@ type Error struct{ msg string }
 
 func (e *Error) Error() string { return e.msg }
 
+// ReplyText is the error reply's text, code first (wire.ReplyError).
+func (e *Error) ReplyText() string { return e.msg }
+
 // Errorf returns an Error with a formatted text. The text must start with
 // the error code. Newlines are replaced by spaces, as Redis does.
 func Errorf(format string, args ...any) *Error {
 	s := fmt.Sprintf(format, args...)
-	return &Error{msg: sanitize(s)}
-}
-
-func sanitize(s string) string {
-	if !bytes.ContainsAny([]byte(s), "\r\n") {
-		return s
-	}
-	b := []byte(s)
-	for i, c := range b {
-		if c == '\r' || c == '\n' {
-			b[i] = ' '
-		}
-	}
-	return string(b)
+	return &Error{msg: wire.OneLine(s)}
 }
 
 // The errors Redis replies most, word for word.

@@ -72,7 +72,7 @@ func runZPop(c *Ctx, argv [][]byte, max bool) {
 		return
 	}
 	shape := popFlat
-	if c.W.resp3() && count != -1 {
+	if c.W.RESP3() && count != -1 {
 		shape = popNested
 	}
 	if count == -1 {

@@ -77,7 +77,7 @@ func runZRandMember(c *Ctx, argv [][]byte) {
 	size := uint64(z.Len())
 	w := c.W
 	header := func(n int) {
-		if withscores && !w.resp3() {
+		if withscores && !w.RESP3() {
 			w.Array(2 * n)
 		} else {
 			w.Array(n)
@@ -85,7 +85,7 @@ func runZRandMember(c *Ctx, argv [][]byte) {
 	}
 	emit := func(r int) {
 		z.Range(r, r+1, false, func(m []byte, s float64) bool {
-			if withscores && w.resp3() {
+			if withscores && w.RESP3() {
 				w.Array(2)
 			}
 			w.Bulk(m)

@@ -195,14 +195,14 @@ func zrangeGeneric(c *Ctx, argv [][]byte, keyAt int, store bool, typ rangeType, 
 // RESP3 nested pairs.
 func writeRange(w *Writer, z *packed.ZSet, sel selection, withscores bool) {
 	n := sel.end - sel.start
-	if withscores && !w.resp3() {
+	if withscores && !w.RESP3() {
 		w.Array(2 * n)
 	} else {
 		w.Array(n)
 	}
 	z.Range(sel.start, sel.end, sel.rev, func(m []byte, s float64) bool {
 		if withscores {
-			if w.resp3() {
+			if w.RESP3() {
 				w.Array(2)
 			}
 			w.Bulk(m)

@@ -1,14 +1,14 @@
 // Package wire is RESP as Goblin's code speaks it on both sides: the
 // server's request framer (Framer: Redis's parsing rules, limits and
-// protocol errors, requests as slices of its buffer), a request encoder,
-// a bounded RESP2 reply reader, a reply skipper for load generators, and
-// a byte-exact copier of RESP2/RESP3 replies for tests that compare
-// replies with redis-server's. The client edge (resp) frames its
-// connections with it; the node-to-node plane (cluster), goblind's
+// protocol errors, requests as slices of its buffer), the reply writer
+// (Writer: RESP2 and RESP3, doubles in Redis 7.2's or 7.0's format), a
+// request encoder, a bounded RESP2 reply reader, a reply skipper for load
+// generators, and a byte-exact copier of RESP2/RESP3 replies for tests
+// that compare replies with redis-server's. The client edge (resp) frames
+// its connections with it and commands write their replies with its
+// Writer (command.Writer); the node-to-node plane (cluster), goblind's
 // subcommands that talk to a server (backup, import, restore, ping), the
-// drill, the bench tool and the tests use its client side. Replies are
-// built by command.Writer, beside the command semantics that produce
-// them.
+// drill, the bench tool and the tests use its client side.
 package wire
 
 import (
