@@ -109,6 +109,9 @@ func (e *env) start(id string, expect int, dir string) *tnode {
 	e.t.Helper()
 	if dir == "" {
 		dir = e.t.TempDir()
+		// Cleanups run last first: stop the node on dir before the
+		// directory is removed, not only at the end of newEnv's cleanup.
+		e.t.Cleanup(func() { e.kill(id) })
 	}
 	logger := hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Info, Output: &e.logs})
 	addr := freeAddr(e.t)
