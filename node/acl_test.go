@@ -24,7 +24,7 @@ func TestACLChangeReplicates(t *testing.T) {
 	for _, n := range tc.all() {
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			u := n.FSM().A.ACLUsers().Get("alice")
+			u := n.FSM().Applier().ACLUsers().Get("alice")
 			if u != nil && u.CheckPassword([]byte("pw")) {
 				break
 			}

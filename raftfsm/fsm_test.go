@@ -168,7 +168,7 @@ func TestSnapshotRestore(t *testing.T) {
 		logs = append(logs, &raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: e.Encode(nil)})
 	}
 	f.ApplyBatch(logs[:1500])
-	f.A.Apply(1501, RulesEntry(keyspace.Rules{{Pattern: "p:*", Layout: 1}}))
+	f.applier.Apply(1501, RulesEntry(keyspace.Rules{{Pattern: "p:*", Layout: 1}}))
 	f.KS().DB(1).SetExpire([]byte("k1"), 1_900_000_000_000, 1501)
 	snap, err := f.Snapshot()
 	if err != nil {

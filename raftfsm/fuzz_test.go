@@ -154,8 +154,8 @@ func newFuzzFSM(t testing.TB) *FSM {
 		t.Fatal(err)
 	}
 	f := New()
-	f.A.KS = base.KS().Clone()
-	f.A.now = base.A.now
+	f.applier.KS = base.KS().Clone()
+	f.applier.now = base.applier.now
 	f.applied.Store(base.Applied())
 	return f
 }
@@ -355,7 +355,7 @@ func seedEntries() []*Entry {
 func FuzzReadSnapshot(f *testing.F) {
 	var whole bytes.Buffer
 	fsm := newFuzzFSM(f)
-	st := &State{KS: fsm.KS(), Now: fsm.A.Now(), Index: fsm.Applied(), acl: fsm.A.acl}
+	st := &State{KS: fsm.KS(), Now: fsm.applier.Now(), Index: fsm.Applied(), acl: fsm.applier.acl}
 	if err := WriteSnapshot(&whole, st); err != nil {
 		f.Fatal(err)
 	}

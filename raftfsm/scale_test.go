@@ -154,7 +154,7 @@ func measureSnapshot(t *testing.T, l packed.Layout, keys, members int, target bo
 	r := rand.New(rand.NewPCG(seed, 2))
 	start := time.Now()
 	f := New()
-	f.A.KS = scaleKeyspace(t, l, keys, members, r)
+	f.applier.KS = scaleKeyspace(t, l, keys, members, r)
 	t.Logf("built %d members in %d keys in %v", members, keys, time.Since(start).Round(time.Millisecond))
 
 	// The write load: rescores of existing members (the member count
