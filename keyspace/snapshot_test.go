@@ -3,6 +3,7 @@ package keyspace
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -74,5 +75,67 @@ func TestDeclarationConsumedOrDropped(t *testing.T) {
 	d.Undeclare([]byte("j"))
 	if _, ok := d.Declared([]byte("j")); ok {
 		t.Fatal("Undeclare kept the declaration")
+	}
+}
+
+// TestDecodeRefusesEveryTruncation: a keyspace cut anywhere, or with a
+// byte past its end changed to an unknown version, is ErrCorrupt, never a
+// partial keyspace.
+func TestDecodeRefusesEveryTruncation(t *testing.T) {
+	ks := New()
+	ks.SetRules(Rules{{Pattern: "p:*", Layout: packed.Int64Float64}})
+	d := ks.DB(1)
+	z := packed.New(packed.Standard)
+	z.Add([]byte("m"), 1, 0)
+	d.Set([]byte("k"), &Entry{Z: z, ExpireAt: 7}, 3)
+	z2 := packed.New(packed.Standard)
+	z2.Add([]byte("m"), 1, 0)
+	d.Set([]byte("gone"), &Entry{Z: z2, ExpireAt: 5}, 4)
+	d.DeleteExpired([]byte("gone"), 5)
+	d.Declare([]byte("later"), packed.Int32Float32)
+	var buf bytes.Buffer
+	if err := ks.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	if _, err := Decode(bufio.NewReader(bytes.NewReader(data))); err != nil {
+		t.Fatalf("whole: %v", err)
+	}
+	for i := range len(data) {
+		got, err := Decode(bufio.NewReader(bytes.NewReader(data[:i])))
+		if err != ErrCorrupt || got != nil {
+			t.Fatalf("cut at %d of %d: %v, %v", i, len(data), got, err)
+		}
+	}
+	bad := append([]byte{snapshotVersion + 1}, data[1:]...)
+	if _, err := Decode(bufio.NewReader(bytes.NewReader(bad))); err != ErrCorrupt {
+		t.Fatalf("version %d: %v", bad[0], err)
+	}
+}
+
+// BenchmarkDecode restores a keyspace of many small keys and tombstones,
+// where the per-record work of Decode (not the sets' leaves) dominates.
+func BenchmarkDecode(b *testing.B) {
+	ks := New()
+	d := ks.DB(0)
+	for i := range 20_000 {
+		k := []byte(fmt.Sprintf("key:%d", i))
+		z := packed.New(packed.Standard)
+		z.Add([]byte("m"), float64(i), 0)
+		d.Set(k, &Entry{Z: z, ExpireAt: int64(i)}, uint64(i))
+		if i%4 == 0 {
+			d.Delete(k, uint64(i)+1)
+		}
+	}
+	var buf bytes.Buffer
+	if err := ks.Encode(&buf); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(bufio.NewReader(bytes.NewReader(buf.Bytes()))); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
