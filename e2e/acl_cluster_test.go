@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,7 +19,7 @@ import (
 // connections on every node, and a follower that catches up by snapshot
 // install gets the users from the snapshot.
 func TestClusterACLReplication(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Args: []string{"--snapshot-threshold", "64", "--snapshot-interval", "200ms", "--fsync", "everysec"}})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)

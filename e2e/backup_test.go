@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -146,7 +147,7 @@ func startSeededCluster(t *testing.T, rng *rand.Rand, dirs []string, args ...str
 // ACL users intact. --verify refuses a flipped byte and a cut file; a
 // restore into a cluster with data is refused, and done with --force.
 func TestBackupRestore(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	packedRule := []string{"--packed", "p:*=int32:float32"}
 	src := StartCluster(t, rng, ClusterOptions{Size: 3, Args: packedRule})
 	leader := WaitLeader(t, src, 30*time.Second)

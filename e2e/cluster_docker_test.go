@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -42,7 +43,7 @@ func TestDockerCompose(t *testing.T) {
 	if out, err := dockerRun(t, 20*time.Second, nil, "docker-compose", "version"); err != nil {
 		t.Skipf("docker-compose is not available: %v: %s", err, strings.TrimSpace(out))
 	}
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	suffix := fmt.Sprintf("%d", rng.Uint32())
 	image := "goblin-e2e:" + suffix
 	project := "goblin-e2e-" + suffix

@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // ClusterNode is one goblind of a test cluster.
@@ -33,12 +31,6 @@ type ClusterOptions struct {
 	Leave bool
 	// Data gives node i its data directory (default: a temp dir).
 	Data func(i int) string
-}
-
-// testSeed returns the seed for a test's random choices (GOBLIN_SEED
-// replays one) and logs it.
-func testSeed(t testing.TB) *rand.Rand {
-	return testutil.Rand(t, 3)
 }
 
 // StartCluster starts o.Size goblind processes that form a cluster through

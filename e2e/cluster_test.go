@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -17,7 +18,7 @@ import (
 // a follower is readable on every node, and ZRANK/ZRANGE are served by
 // the followers.
 func TestClusterWriteAnywhereReadEverywhere(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)
@@ -48,7 +49,7 @@ func TestClusterWriteAnywhereReadEverywhere(t *testing.T) {
 // go-redis's ClusterClient with ReadOnly sends rank reads to the followers
 // (CLUSTER SLOTS shows them as replicas) and writes to the leader.
 func TestClusterClientReadOnlyRoutesReadsToFollowers(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)
@@ -108,7 +109,7 @@ func TestClusterClientReadOnlyRoutesReadsToFollowers(t *testing.T) {
 // no acknowledged write is missing, and the old node catches up when it
 // comes back.
 func TestClusterKillLeader(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)
@@ -216,7 +217,7 @@ func TestClusterKillLeader(t *testing.T) {
 // A 5-node cluster loses two nodes (the leader among them) and keeps
 // serving writes and reads.
 func TestFiveNodesLoseTwo(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 5})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)
@@ -249,7 +250,7 @@ func TestFiveNodesLoseTwo(t *testing.T) {
 // configuration, so the remaining two keep a majority of a two-voter
 // configuration; when it comes back it is added again.
 func TestClusterGracefulLeave(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Leave: true})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)
@@ -301,7 +302,7 @@ func TestClusterGracefulLeave(t *testing.T) {
 // A follower that misses many entries while down catches up by snapshot
 // install (the leader compacted its log meanwhile).
 func TestClusterSnapshotCatchUp(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Args: []string{"--snapshot-threshold", "64", "--snapshot-interval", "200ms", "--fsync", "everysec"}})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // Scenarios with several concurrent clients (blocking pops, transactions,
@@ -331,7 +333,7 @@ func TestBlockedClientsLeaveOnShutdown(t *testing.T) {
 // own node applying the write and receives a distinct member, decided by
 // the log; the set ends where every node agrees.
 func TestClusterBlockedPops(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	var waiters []*dconn

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/rdb"
 )
 
@@ -311,7 +312,7 @@ func TestMigrateFromRedis(t *testing.T) {
 // answered by the follower itself.
 func TestRestoreThroughCluster(t *testing.T) {
 	ctx := context.Background()
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Args: []string{"--packed", "ids:*=int64:float32"}})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	f := Followers(nodes, leader)[0]

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -145,7 +146,7 @@ func TestMaxClientsKeepsPeerDescriptors(t *testing.T) {
 	if _, err := exec.LookPath("prlimit"); err != nil {
 		t.Skip("prlimit is not installed")
 	}
-	nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	ctx := context.Background()
 	lc := leader.Client(func(o *redis.Options) { o.PoolSize = 1 })
@@ -314,7 +315,7 @@ func TestMaxMemoryUnderAddressSpaceLimit(t *testing.T) {
 // writes sent to any node (a follower forwards them, and the refusal
 // comes back as Redis's -OOM); a follower's own maxmemory does not.
 func TestMaxMemoryLeaderDecidesInCluster(t *testing.T) {
-	nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	follower := Followers(nodes, leader)[0]
 	ctx := context.Background()

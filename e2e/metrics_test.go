@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -177,7 +178,7 @@ func metricsURL(t *testing.T, g *Goblind) string {
 // node's Raft commit index back with PromQL.
 func TestPrometheusScrapesCluster(t *testing.T) {
 	prom := requireTool(t, "prometheus", "prometheus")
-	nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3, Args: []string{"--metrics-addr", "127.0.0.1:0"}})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3, Args: []string{"--metrics-addr", "127.0.0.1:0"}})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	ctx := context.Background()
 	lc := leader.Client(patient)

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblindb/goblin/internal/faults"
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // partitionNetwork puts a cluster's nodes under a faults.Network that
@@ -304,7 +305,7 @@ func currentLeader(t *testing.T, nodes []*ClusterNode) *ClusterNode {
 // the counters' history, with uncertain increments as possibly applied,
 // is linearizable (porcupine).
 func TestPartitionsTellTheTruthAboutWrites(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	net := partitionNetwork(t, nodes)
 	var clients []*redis.Client
@@ -348,7 +349,7 @@ func TestPartitionsTellTheTruthAboutWrites(t *testing.T) {
 // what the leader had committed it catches up first or refuses.
 func TestPartitionReadonlyStaleness(t *testing.T) {
 	const staleness = time.Second
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Args: []string{"--max-staleness", staleness.String()}})
 	net := partitionNetwork(t, nodes)
 	leader := currentLeader(t, nodes)
@@ -419,7 +420,7 @@ func TestPartitionReadonlyStaleness(t *testing.T) {
 // TRYAGAIN and CLUSTERDOWN by itself, does not retry it: the node sees the
 // command once.
 func TestUncertainWriteIsNotRetried(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	net := partitionNetwork(t, nodes)
 	ctx := context.Background()

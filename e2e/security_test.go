@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblindb/goblin/cluster"
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/internal/tlsconf"
 	"github.com/goblindb/goblin/raftfsm"
 )
@@ -103,7 +104,7 @@ func TestOutsiderRaftCluster(t *testing.T) {
 			if mode == "secret" {
 				args = []string{"--cluster-secret-file", writeSecret(t)}
 			}
-			nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3, Args: args})
+			nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3, Args: args})
 			leader := WaitLeader(t, nodes, 30*time.Second)
 			ctx := context.Background()
 			before := settledApplied(t, leader, len(nodes))
@@ -210,7 +211,7 @@ func knows(t testing.TB, nodes []*ClusterNode, id string) bool {
 // one with the secret joins (the test's own check that it can fail).
 func TestGossipJoinWithoutKey(t *testing.T) {
 	secret := writeSecret(t)
-	nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3, Args: []string{"--cluster-secret-file", secret}})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3, Args: []string{"--cluster-secret-file", secret}})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	seeds := make([]string, len(nodes))
 	for i, n := range nodes {
@@ -328,7 +329,7 @@ func TestClusterTLSRogueCertificate(t *testing.T) {
 // The internal commands are not on the client port: unknown, as Redis
 // answers an unknown command, and not listed by COMMAND.
 func TestInternalCommandsNotOnClientPort(t *testing.T) {
-	nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 1})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 1})
 	c := nodes[0].Client()
 	ctx := context.Background()
 	for _, name := range []string{"GOBLIN.APPLY", "GOBLIN.READINDEX", "GOBLIN.ADMIN", "GOBLIN.ID"} {
@@ -358,7 +359,7 @@ func TestInternalCommandsNotOnClientPort(t *testing.T) {
 // cluster goes on; a restarted node replays its log without trouble.
 func TestGarbageEntriesThroughForwarding(t *testing.T) {
 	secretFile := writeSecret(t)
-	nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3, Args: []string{"--cluster-secret-file", secretFile}})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3, Args: []string{"--cluster-secret-file", secretFile}})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	secret, err := os.ReadFile(secretFile)
 	if err != nil {

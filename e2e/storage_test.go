@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/raft"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/node/wal"
 )
 
@@ -204,7 +205,7 @@ func TestFullDiskSingleNode(t *testing.T) {
 // takes writes, writes through the full node get MISCONF, and once space
 // is freed that node catches up and takes writes again.
 func TestFullDiskClusterLeader(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	root := t.TempDir()
 	mnts := make([]string, 3)
 	for i := range mnts {

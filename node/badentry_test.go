@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +18,7 @@ import (
 // garbageEntries returns an op this build does not know, another version,
 // and random byte strings that do not decode (the seed is logged).
 func garbageEntries(t *testing.T) [][]byte {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 17))
+	r := testutil.Rand(t, 17)
 	out := [][]byte{{raftfsm.Version, 250}, {raftfsm.Version + 1, byte(raftfsm.OpCommand)}}
 	for len(out) < 6 {
 		b := make([]byte, r.IntN(64))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // swissOps drives the index directly with caller-chosen hashes, so a test
@@ -114,7 +116,7 @@ func TestIndexGrowsAndShrinks(t *testing.T) {
 // keeps its score throughout, with the invariant checker run while resizes
 // are in progress.
 func TestIndexResizeIsIncremental(t *testing.T) {
-	seed := testSeed(t)
+	seed := testutil.Seed(t)
 	for _, l := range []Layout{Int32Float32, Standard, UUIDFloat64} {
 		t.Run(l.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, uint64(l)))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/keyspace"
 )
 
@@ -86,9 +87,7 @@ func randomLog(seed uint64, n int) []*Entry {
 }
 
 func TestApplierIsDeterministic(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	log := randomLog(seed, 3000)
+	log := randomLog(testutil.Seed(t), 3000)
 	a, b := NewApplier(keyspace.New()), NewApplier(keyspace.New())
 	for i, e := range log {
 		// Each node decodes its own copy of the bytes, as from its log.
@@ -159,10 +158,8 @@ func (s *memSink) Cancel() error { s.cancelled = true; return nil }
 func (s *memSink) Close() error  { return nil }
 
 func TestSnapshotRestore(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
 	f := New()
-	log := randomLog(seed, 2000)
+	log := randomLog(testutil.Seed(t), 2000)
 	var logs []*raft.Log
 	for i, e := range log {
 		logs = append(logs, &raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: e.Encode(nil)})

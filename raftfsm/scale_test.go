@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/internal/threadcpu"
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/packed"
@@ -39,14 +40,7 @@ func TestSnapshotAtScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds large sets")
 	}
-	members, target := 200_000, false
-	if s := os.Getenv("GOBLIN_SCALE_MEMBERS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1000 {
-			t.Fatalf("GOBLIN_SCALE_MEMBERS=%q", s)
-		}
-		members, target = n, true
-	}
+	members, target := testutil.ScaleMembers(t, 200_000)
 	type scaleCase struct {
 		layout packed.Layout
 		keys   int
@@ -149,9 +143,7 @@ func liveHeap() uint64 {
 }
 
 func measureSnapshot(t *testing.T, l packed.Layout, keys, members int, target bool) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 2))
+	r := testutil.Rand(t, 2)
 	start := time.Now()
 	f := New()
 	f.applier.KS = scaleKeyspace(t, l, keys, members, r)

@@ -1,6 +1,6 @@
 // Package testutil holds the helpers Goblin's tests share: the seed of a
-// randomized test, a buffer a logger and the test both use, and polling
-// for a condition. It is imported by tests only.
+// randomized test, the size of a scale test, a buffer a logger and the
+// test both use, and polling for a condition. It is imported by tests only.
 package testutil
 
 import (
@@ -27,6 +27,21 @@ func Seed(t testing.TB) uint64 {
 	}
 	t.Logf("GOBLIN_SEED=%d", seed)
 	return seed
+}
+
+// ScaleMembers returns how many members a scale test builds: def, or
+// GOBLIN_SCALE_MEMBERS (at least 1000) when set; set reports which.
+func ScaleMembers(t testing.TB, def int) (n int, set bool) {
+	t.Helper()
+	s := os.Getenv("GOBLIN_SCALE_MEMBERS")
+	if s == "" {
+		return def, false
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1000 {
+		t.Fatalf("GOBLIN_SCALE_MEMBERS=%q: want a number of members, 1000 or more", s)
+	}
+	return n, true
 }
 
 // Rand is a generator seeded with Seed; stream tells apart the

@@ -44,3 +44,14 @@ func TestSyncBuffer(t *testing.T) {
 		t.Fatalf("%d bytes written, want 100", got)
 	}
 }
+
+func TestScaleMembers(t *testing.T) {
+	t.Setenv("GOBLIN_SCALE_MEMBERS", "")
+	if n, set := ScaleMembers(t, 7); n != 7 || set {
+		t.Fatalf("unset: %d %v", n, set)
+	}
+	t.Setenv("GOBLIN_SCALE_MEMBERS", "5000")
+	if n, set := ScaleMembers(t, 7); n != 5000 || !set {
+		t.Fatalf("5000: %d %v", n, set)
+	}
+}

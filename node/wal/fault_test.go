@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/hashicorp/raft"
 )
 
@@ -48,7 +49,7 @@ func TestFailedAppendIsCut(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/sync=%v", op, sync), func(t *testing.T) {
-				r := newRand(t)
+				r := testutil.Rand(t, 0)
 				dir := t.TempDir()
 				var fs faults
 				l := open(t, dir, Options{SyncEveryBatch: sync, Inject: fs.inject})
@@ -80,7 +81,7 @@ func TestFailedAppendIsCut(t *testing.T) {
 // TestFailedCutIsRepaired: when cutting a failed append fails too, the
 // next append cuts it first, and only then appends.
 func TestFailedCutIsRepaired(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	dir := t.TempDir()
 	var fs faults
 	l := open(t, dir, Options{SyncEveryBatch: true, Inject: fs.inject})
@@ -107,7 +108,7 @@ func TestFailedCutIsRepaired(t *testing.T) {
 func TestFailedSegmentCreation(t *testing.T) {
 	for _, op := range []Op{OpCreate, OpManifest} {
 		t.Run(string(op), func(t *testing.T) {
-			r := newRand(t)
+			r := testutil.Rand(t, 0)
 			dir := t.TempDir()
 			var fs faults
 			l := open(t, dir, Options{SegmentSize: 2 << 10, Inject: fs.inject})
@@ -142,7 +143,7 @@ func TestFailedSegmentCreation(t *testing.T) {
 // TestSyncFailure: everysec's Sync reports a failed fdatasync, and a later
 // one syncs what the failed one did not.
 func TestSyncFailure(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	dir := t.TempDir()
 	var fs faults
 	l := open(t, dir, Options{Inject: fs.inject})
@@ -190,7 +191,7 @@ func mountTmpfs(t *testing.T, size int) string {
 func TestFullDisk(t *testing.T) {
 	for _, sync := range []bool{true, false} {
 		t.Run(fmt.Sprint("sync=", sync), func(t *testing.T) {
-			r := newRand(t)
+			r := testutil.Rand(t, 0)
 			mnt := mountTmpfs(t, 1<<20)
 			ballast := filepath.Join(mnt, "ballast")
 			if err := os.WriteFile(ballast, make([]byte, 256<<10), 0o644); err != nil {
