@@ -110,7 +110,7 @@ func startSeededCluster(t *testing.T, rng *rand.Rand, dirs []string, args ...str
 	nodes := make([]*ClusterNode, len(dirs))
 	var seeds []string
 	for i := range nodes {
-		nodes[i] = &ClusterNode{ID: fmt.Sprintf("r%d", i+1), Gossip: FreeAddr(t, "")}
+		nodes[i] = &ClusterNode{ID: fmt.Sprintf("r%d", i+1), Gossip: testutil.FreeAddr(t, "")}
 		seeds = append(seeds, nodes[i].Gossip)
 	}
 	var wg sync.WaitGroup

@@ -63,7 +63,7 @@ func TestDockerCompose(t *testing.T) {
 	ports := map[string]string{}
 	env := []string{"GOBLIN_IMAGE=" + image, "GOBLIN_SECRETS=" + secrets}
 	for i := 1; i <= 3; i++ {
-		_, p, _ := net.SplitHostPort(FreeAddr(t, ""))
+		_, p, _ := net.SplitHostPort(testutil.FreeAddr(t, ""))
 		ports[fmt.Sprintf("goblin%d", i)] = p
 		env = append(env, fmt.Sprintf("GOBLIN%d_PORT=%s", i, p))
 	}
@@ -141,8 +141,8 @@ func TestDockerCompose(t *testing.T) {
 		}
 		gossipSeeds = append(gossipSeeds, net.JoinHostPort(f[0], "7946"))
 	}
-	outsider := StartGoblind(t, NodeOptions{Addr: FreeAddr(t, gateway), Raft: FreeAddr(t, gateway), Args: []string{"--id", "outsider",
-		"--gossip-addr", FreeAddr(t, gateway), "--join", strings.Join(gossipSeeds, ","), "--cluster-secret-file", writeSecret(t), "--leave-on-shutdown=false"}})
+	outsider := StartGoblind(t, NodeOptions{Addr: testutil.FreeAddr(t, gateway), Raft: testutil.FreeAddr(t, gateway), Args: []string{"--id", "outsider",
+		"--gossip-addr", testutil.FreeAddr(t, gateway), "--join", strings.Join(gossipSeeds, ","), "--cluster-secret-file", writeSecret(t), "--leave-on-shutdown=false"}})
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
 		for svc, c := range clients {
 			ns, err := GoblinNodes(ctx, c)

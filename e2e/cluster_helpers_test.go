@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -44,7 +45,7 @@ func StartCluster(t testing.TB, rng *rand.Rand, o ClusterOptions) []*ClusterNode
 	nodes := make([]*ClusterNode, o.Size)
 	var seeds []string
 	for i := range nodes {
-		nodes[i] = &ClusterNode{ID: fmt.Sprintf("n%d", i+1), Gossip: FreeAddr(t, "")}
+		nodes[i] = &ClusterNode{ID: fmt.Sprintf("n%d", i+1), Gossip: testutil.FreeAddr(t, "")}
 		seeds = append(seeds, nodes[i].Gossip)
 	}
 	order := rng.Perm(o.Size)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -27,11 +28,11 @@ func TestTLSOnlyCluster(t *testing.T) {
 	var seeds []string
 	gossip := make([]string, 3)
 	for i := range gossip {
-		gossip[i] = FreeAddr(t, "")
+		gossip[i] = testutil.FreeAddr(t, "")
 		seeds = append(seeds, gossip[i])
 	}
 	for i := range 3 {
-		tlsAddr := FreeAddr(t, "")
+		tlsAddr := testutil.FreeAddr(t, "")
 		args := []string{"--id", fmt.Sprintf("n%d", i+1), "--gossip-addr", gossip[i], "--join", strings.Join(seeds, ","),
 			"--bootstrap-expect", "3", "--cluster-secret-file", secret, "--leave-on-shutdown=false", "--log-level", "info",
 			"--tls-only", "--tls-port", fmt.Sprint(portOf(t, tlsAddr)),

@@ -283,7 +283,7 @@ var scenarios = []struct {
 // TestConcurrentClientsMatchRedis runs every scenario on both servers and
 // compares the observations.
 func TestConcurrentClientsMatchRedis(t *testing.T) {
-	rs := StartRedis(t)
+	rs := testutil.StartRedis(t)
 	g := StartGoblind(t, NodeOptions{Args: []string{"--double-format", "7.0", "--fsync", "everysec"}})
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

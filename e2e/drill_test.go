@@ -231,7 +231,7 @@ func TestDrillCompose(t *testing.T) {
 	}
 	env := []string{"GOBLIN_IMAGE=" + image, "GOBLIN_SECRETS=" + secrets}
 	for i := 1; i <= 3; i++ {
-		_, p, _ := net.SplitHostPort(FreeAddr(t, ""))
+		_, p, _ := net.SplitHostPort(testutil.FreeAddr(t, ""))
 		env = append(env, fmt.Sprintf("GOBLIN%d_PORT=%s", i, p))
 	}
 	compose := func(timeout time.Duration, args ...string) (string, error) {

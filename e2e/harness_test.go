@@ -14,9 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/goblindb/goblin/internal/freeport"
 )
 
 // goblindBin is the goblind binary built once for the whole test run.
@@ -39,17 +38,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// FreeAddr returns a loopback address with a port that was free a moment
-// ago. host defaults to 127.0.0.1.
-func FreeAddr(t testing.TB, host string) string {
-	t.Helper()
-	addr, err := freeport.Addr(host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
 
 // Goblind is one goblind process started by a test.
@@ -89,10 +77,10 @@ type NodeOptions struct {
 func StartGoblind(t testing.TB, o NodeOptions) *Goblind {
 	t.Helper()
 	if o.Addr == "" {
-		o.Addr = FreeAddr(t, "")
+		o.Addr = testutil.FreeAddr(t, "")
 	}
 	if o.Raft == "" {
-		o.Raft = FreeAddr(t, "")
+		o.Raft = testutil.FreeAddr(t, "")
 	}
 	if o.Data == "" {
 		o.Data = t.TempDir()

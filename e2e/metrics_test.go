@@ -119,7 +119,7 @@ func TestRedisExporter(t *testing.T) {
 		c.ZScore(ctx, "k0", "m")
 	}
 
-	listen := FreeAddr(t, "")
+	listen := testutil.FreeAddr(t, "")
 	startTool(t, exporter, "-redis.addr", "redis://"+g.Addr, "-web.listen-address", listen)
 	var scrape string
 	Eventually(t, 15*time.Second, func() error {
@@ -235,7 +235,7 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 	if err := os.WriteFile(config, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	listen := FreeAddr(t, "")
+	listen := testutil.FreeAddr(t, "")
 	startTool(t, prom, "--config.file", config, "--storage.tsdb.path", filepath.Join(dir, "data"),
 		"--web.listen-address", listen)
 
@@ -292,7 +292,7 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 // TestMetricsAddrOffLoopback: plain HTTP off loopback is refused unless
 // asked for explicitly.
 func TestMetricsAddrOffLoopback(t *testing.T) {
-	port := portOf(t, FreeAddr(t, ""))
+	port := portOf(t, testutil.FreeAddr(t, ""))
 	g := StartGoblind(t, NodeOptions{NoWait: true, Args: []string{"--metrics-addr", "0.0.0.0:" + strconv.Itoa(port)}})
 	Eventually(t, 10*time.Second, func() error {
 		if g.Running() {
@@ -371,7 +371,7 @@ func TestLogFormatJSON(t *testing.T) {
 // any address, without --metrics-allow-remote.
 func TestMetricsOverTLS(t *testing.T) {
 	p := newPKI(t)
-	port := portOf(t, FreeAddr(t, ""))
+	port := portOf(t, testutil.FreeAddr(t, ""))
 	n := startTLSNode(t, p, "--metrics-addr", "0.0.0.0:"+strconv.Itoa(port), "--log-level", "info")
 	u := metricsURL(t, n.Goblind)
 	if !strings.HasPrefix(u, "https://") {

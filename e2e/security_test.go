@@ -218,7 +218,7 @@ func TestGossipJoinWithoutKey(t *testing.T) {
 		seeds[i] = n.Gossip
 	}
 	join := func(id string, extra ...string) *Goblind {
-		args := append([]string{"--id", id, "--gossip-addr", FreeAddr(t, ""), "--join", strings.Join(seeds, ","), "--log-level", "info", "--leave-on-shutdown=false"}, extra...)
+		args := append([]string{"--id", id, "--gossip-addr", testutil.FreeAddr(t, ""), "--join", strings.Join(seeds, ","), "--log-level", "info", "--leave-on-shutdown=false"}, extra...)
 		return StartGoblind(t, NodeOptions{Args: args})
 	}
 	nokey := join("nokey")
@@ -280,7 +280,7 @@ func TestClusterTLSRogueCertificate(t *testing.T) {
 	var nodes []*ClusterNode
 	var seeds []string
 	for i := 1; i <= 3; i++ {
-		n := &ClusterNode{ID: fmt.Sprintf("n%d", i), Gossip: FreeAddr(t, "")}
+		n := &ClusterNode{ID: fmt.Sprintf("n%d", i), Gossip: testutil.FreeAddr(t, "")}
 		nodes = append(nodes, n)
 		seeds = append(seeds, n.Gossip)
 	}
@@ -294,7 +294,7 @@ func TestClusterTLSRogueCertificate(t *testing.T) {
 	}
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	start := func(id string, f tlsconf.Files) {
-		args := append([]string{"--id", id, "--gossip-addr", FreeAddr(t, ""), "--join", strings.Join(seeds, ","), "--log-level", "info", "--leave-on-shutdown=false"}, tlsArgs(f)...)
+		args := append([]string{"--id", id, "--gossip-addr", testutil.FreeAddr(t, ""), "--join", strings.Join(seeds, ","), "--log-level", "info", "--leave-on-shutdown=false"}, tlsArgs(f)...)
 		StartGoblind(t, NodeOptions{Args: args, Env: env})
 	}
 	start("rogue", rogue["rogue"])

@@ -19,7 +19,7 @@ import (
 // goblind (with Redis 7.0's double format, as the reference is Debian's
 // Redis 7.0) in RESP2 and RESP3 and compares every reply byte for byte.
 func TestRepliesMatchRedis(t *testing.T) {
-	rs := StartRedis(t)
+	rs := testutil.StartRedis(t)
 	g := StartGoblind(t, NodeOptions{Args: []string{"--double-format", "7.0"}})
 	script := [][]string{
 		{"PING"}, {"PING", "hello"}, {"ECHO", "x y"},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/internal/tlsconf"
 )
 
@@ -88,7 +89,7 @@ type tlsNode struct {
 // PING (NOAUTH is an answer).
 func startTLSNode(t *testing.T, p *pki, extra ...string) *tlsNode {
 	t.Helper()
-	tlsAddr := FreeAddr(t, "")
+	tlsAddr := testutil.FreeAddr(t, "")
 	args := append([]string{"--tls-port", fmt.Sprint(portOf(t, tlsAddr)),
 		"--tls-cert-file", p.server.Cert, "--tls-key-file", p.server.Key, "--tls-ca-cert-file", p.server.CA}, extra...)
 	g := StartGoblind(t, NodeOptions{Args: args, NoWait: true})
@@ -403,7 +404,7 @@ func TestTLSBadFilesAtStartup(t *testing.T) {
 		{"key of another certificate", p.client.Key, []string{"--tls-cert-file", p.server.Cert, "--tls-key-file", p.client.Key}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"--tls-port", fmt.Sprint(portOf(t, FreeAddr(t, ""))), "--tls-ca-cert-file", p.server.CA}, tc.args...)
+			args := append([]string{"--tls-port", fmt.Sprint(portOf(t, testutil.FreeAddr(t, ""))), "--tls-ca-cert-file", p.server.CA}, tc.args...)
 			g := StartGoblind(t, NodeOptions{Args: args, NoWait: true})
 			Eventually(t, 20*time.Second, func() error {
 				if g.Running() {

@@ -1,6 +1,8 @@
 package testutil
 
 import (
+	"io"
+	"net"
 	"testing"
 	"time"
 )
@@ -53,5 +55,25 @@ func TestScaleMembers(t *testing.T) {
 	t.Setenv("GOBLIN_SCALE_MEMBERS", "5000")
 	if n, set := ScaleMembers(t, 7); n != 5000 || !set {
 		t.Fatalf("5000: %d %v", n, set)
+	}
+}
+
+func TestStartRedisAnswersPing(t *testing.T) {
+	r := StartRedis(t)
+	if r.Version == "" {
+		t.Fatal("no version")
+	}
+	c, err := net.DialTimeout("tcp", r.Addr, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 7)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "+PONG\r\n" {
+		t.Fatalf("PING: %q %v", buf, err)
 	}
 }
