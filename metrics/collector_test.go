@@ -13,28 +13,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goblindb/goblin/internal/nodetest"
+	"github.com/goblindb/goblin/internal/servetest"
 	"github.com/goblindb/goblin/node"
-	"github.com/goblindb/goblin/resp"
 )
-
-// startNode runs a ready single node with a RESP server on loopback.
-func startNode(t *testing.T, fsync node.Fsync) (*resp.Server, *node.Node) {
-	t.Helper()
-	n := nodetest.StartLeader(t, fsync)
-	s := resp.NewServer(resp.Config{Addr: "127.0.0.1:0"}, n)
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	s.Serve()
-	t.Cleanup(func() { s.Close() })
-	return s, n
-}
 
 // TestNamesFollowConventions runs Prometheus's own linter over every
 // metric.
 func TestNamesFollowConventions(t *testing.T) {
-	s, n := startNode(t, node.FsyncAlways)
+	s, n := servetest.Start(t, node.Config{Fsync: node.FsyncAlways})
 	c := redis.NewClient(&redis.Options{Addr: s.Addr().String()})
 	defer c.Close()
 	c.ZAdd(t.Context(), "k", redis.Z{Score: 1, Member: "a"})
@@ -56,7 +42,7 @@ func TestScrape(t *testing.T) {
 }
 
 func testScrape(t *testing.T, fsync node.Fsync) {
-	s, n := startNode(t, fsync)
+	s, n := servetest.Start(t, node.Config{Fsync: fsync})
 	ms, err := Listen(Config{Addr: "127.0.0.1:0"}, NewCollector(s, n, "7.2.0"))
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +157,7 @@ func testScrape(t *testing.T, fsync node.Fsync) {
 // TestExpiredKeys: a key that expires counts, on the endpoint and in
 // INFO.
 func TestExpiredKeys(t *testing.T) {
-	s, n := startNode(t, node.FsyncEverysec)
+	s, n := servetest.Start(t, node.Config{Fsync: node.FsyncEverysec})
 	c := redis.NewClient(&redis.Options{Addr: s.Addr().String()})
 	defer c.Close()
 	ctx := t.Context()
@@ -214,7 +200,7 @@ func (o onlyDesc) Collect(ch chan<- prometheus.Metric) {
 // TestListenPlainHTTP: the endpoint serves whatever address it is given;
 // goblind decides which ones are allowed.
 func TestListenPlainHTTP(t *testing.T) {
-	s, n := startNode(t, node.FsyncEverysec)
+	s, n := servetest.Start(t, node.Config{Fsync: node.FsyncEverysec})
 	ms, err := Listen(Config{Addr: "127.0.0.1:0"}, NewCollector(s, n, "7.2.0"))
 	if err != nil {
 		t.Fatal(err)
