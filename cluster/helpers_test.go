@@ -240,7 +240,7 @@ func (e *env) all() []*tnode {
 func (e *env) waitFormed(wantVoters int) *tnode {
 	e.t.Helper()
 	var leader *tnode
-	poll(e.t, 30*time.Second, "the cluster to form", func() bool {
+	testutil.Poll(e.t, 30*time.Second, "the cluster to form", func() bool {
 		leader = nil
 		nodes := e.all()
 		for _, tn := range nodes {
@@ -283,8 +283,6 @@ func (e *env) followers() []*tnode {
 	}
 	return out
 }
-
-var poll = testutil.Poll
 
 func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)

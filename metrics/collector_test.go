@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblindb/goblin/internal/servetest"
+	gtestutil "github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/node"
 )
 
@@ -167,13 +168,9 @@ func TestExpiredKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	col := NewCollector(s, n, "")
-	deadline := time.Now().Add(10 * time.Second)
-	for testutil.ToFloat64(onlyDesc{col, dExpired}) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("goblin_expired_keys_total did not reach 1")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	gtestutil.Poll(t, 10*time.Second, "goblin_expired_keys_total to reach 1", func() bool {
+		return testutil.ToFloat64(onlyDesc{col, dExpired}) == 1
+	})
 	if info := c.Info(ctx, "stats").Val(); !strings.Contains(info, "\r\nexpired_keys:1\r\n") {
 		t.Errorf("INFO stats: %q", info)
 	}

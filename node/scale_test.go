@@ -84,7 +84,7 @@ func catchUp(t *testing.T, layout string, members int) {
 	if err := leader.AddVoter("n2", "raft-n2"); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 20*time.Minute, "n2 to install the snapshot", func() bool { return n2.AppliedIndex() >= want })
+	testutil.Poll(t, 20*time.Minute, "n2 to install the snapshot", func() bool { return n2.AppliedIndex() >= want })
 	took := time.Since(t0)
 	got := -1
 	n2.View(func(ks *keyspace.Keyspace, now int64) {
