@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,45 +20,6 @@ import (
 	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/node/wal"
 )
-
-// mountTmpfs mounts a tmpfs of size bytes on dir (created), or skips the
-// test where mounting is not allowed; it is unmounted at cleanup (after
-// the processes using it stopped: cleanups run last-registered first).
-func mountTmpfs(t *testing.T, dir string, size int) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot mount a tmpfs here (needs root): %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-}
-
-// fillDisk writes a ballast file in dir until its file system is full.
-func fillDisk(t *testing.T, dir string) string {
-	t.Helper()
-	p := filepath.Join(dir, "ballast")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 64<<10)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return p
-		}
-	}
-}
 
 // infoField reads one INFO field.
 func infoField(t testing.TB, c *redis.Client, section, key string) string {
@@ -137,7 +97,7 @@ func TestFullDiskSingleNode(t *testing.T) {
 	for _, store := range []string{"wal", "bolt"} {
 		t.Run(store, func(t *testing.T) {
 			mnt := filepath.Join(t.TempDir(), "mnt")
-			mountTmpfs(t, mnt, 20<<20)
+			testutil.MountTmpfs(t, mnt, 20<<20)
 			g := StartGoblind(t, NodeOptions{Data: filepath.Join(mnt, "data"), Args: []string{"--log-store", store}})
 			c := g.Client()
 			ctx := context.Background()
@@ -145,7 +105,7 @@ func TestFullDiskSingleNode(t *testing.T) {
 				t.Fatal(err)
 			}
 			term := infoField(t, c, "raft", "raft_term")
-			ballast := fillDisk(t, mnt)
+			ballast := testutil.FillDisk(t, mnt)
 			w := startBGWriter(g)
 			Eventually(t, 20*time.Second, func() error {
 				if s := infoField(t, c, "persistence", "aof_last_write_status"); s != "err" {
@@ -210,7 +170,7 @@ func TestFullDiskClusterLeader(t *testing.T) {
 	mnts := make([]string, 3)
 	for i := range mnts {
 		mnts[i] = filepath.Join(root, fmt.Sprint("mnt", i))
-		mountTmpfs(t, mnts[i], 24<<20)
+		testutil.MountTmpfs(t, mnts[i], 24<<20)
 	}
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Data: func(i int) string { return filepath.Join(mnts[i], "data") }})
 	old := WaitLeader(t, nodes, 30*time.Second)
@@ -229,7 +189,7 @@ func TestFullDiskClusterLeader(t *testing.T) {
 			mnt = mnts[i]
 		}
 	}
-	ballast := fillDisk(t, mnt)
+	ballast := testutil.FillDisk(t, mnt)
 	oc := old.Client()
 	for i := 0; ; i++ {
 		m := fmt.Sprint("b", i)
@@ -424,7 +384,7 @@ func TestTornWriteWithBatchLikeMember(t *testing.T) {
 func TestSnapshotDiskFull(t *testing.T) {
 	data := t.TempDir()
 	snaps := filepath.Join(data, "snapshots")
-	mountTmpfs(t, snaps, 64<<10)
+	testutil.MountTmpfs(t, snaps, 64<<10)
 	g := StartGoblind(t, NodeOptions{Data: data, Args: []string{"--snapshot-threshold", "100", "--snapshot-interval", "100ms"}})
 	c := g.Client()
 	ctx := context.Background()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -18,44 +17,6 @@ import (
 	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/node/wal"
 )
-
-// mountTmpfs mounts a tmpfs of size bytes on dir (created), or skips the
-// test where mounting is not allowed. It is unmounted at cleanup.
-func mountTmpfs(t *testing.T, dir string, size int) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot mount a tmpfs here (needs root): %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-}
-
-// fillDisk writes a ballast file in dir until the file system is full.
-func fillDisk(t *testing.T, dir string) string {
-	t.Helper()
-	p := filepath.Join(dir, "ballast")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return p
-		}
-	}
-}
 
 // diskFaults plays a failing disk under the wal (Config.logInject).
 type diskFaults struct {
@@ -201,13 +162,13 @@ func TestSingleNodeFullDisk(t *testing.T) {
 		for _, fsync := range []Fsync{FsyncAlways, FsyncEverysec} {
 			t.Run(string(store)+"/"+fsync.String(), func(t *testing.T) {
 				mnt := filepath.Join(t.TempDir(), "mnt")
-				mountTmpfs(t, mnt, 8<<20)
+				testutil.MountTmpfs(t, mnt, 8<<20)
 				dir := filepath.Join(mnt, "data")
 				n := startFaulty(t, dir, store, fsync, nil)
 				if err := addK(n, "before", 1); err != nil {
 					t.Fatal(err)
 				}
-				ballast := fillDisk(t, mnt)
+				ballast := testutil.FillDisk(t, mnt)
 				w := startWriter(n)
 				checkHeld(t, n, syscall.ENOSPC, "before")
 				if err := os.Remove(ballast); err != nil {

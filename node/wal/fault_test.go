@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -168,23 +167,6 @@ func TestSyncFailure(t *testing.T) {
 	}
 }
 
-// mountTmpfs mounts a tmpfs of size bytes on a new directory, or skips
-// the test where that is not allowed.
-func mountTmpfs(t *testing.T, size int) string {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot mount a tmpfs here (needs root): %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	return dir
-}
-
 // TestFullDisk fills a real (tmpfs) file system: appends fail with ENOSPC
 // and change nothing; once space is freed they resume, and a reopen finds
 // exactly what was acknowledged.
@@ -192,7 +174,8 @@ func TestFullDisk(t *testing.T) {
 	for _, sync := range []bool{true, false} {
 		t.Run(fmt.Sprint("sync=", sync), func(t *testing.T) {
 			r := testutil.Rand(t, 0)
-			mnt := mountTmpfs(t, 1<<20)
+			mnt := t.TempDir()
+			testutil.MountTmpfs(t, mnt, 1<<20)
 			ballast := filepath.Join(mnt, "ballast")
 			if err := os.WriteFile(ballast, make([]byte, 256<<10), 0o644); err != nil {
 				t.Fatal(err)
