@@ -69,20 +69,7 @@ type counterOutput struct {
 // member that exists is never 0).
 var counterModel = porcupine.Model{
 	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		by := map[string][]porcupine.Operation{}
-		var keys []string
-		for _, op := range history {
-			k := op.Input.(counterInput).key
-			if _, ok := by[k]; !ok {
-				keys = append(keys, k)
-			}
-			by[k] = append(by[k], op)
-		}
-		var out [][]porcupine.Operation
-		for _, k := range keys {
-			out = append(out, by[k])
-		}
-		return out
+		return testutil.GroupBy(history, func(op porcupine.Operation) string { return op.Input.(counterInput).key })
 	},
 	Init: func() interface{} { return int64(0) },
 	Step: func(state, input, output interface{}) (bool, interface{}) {

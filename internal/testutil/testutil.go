@@ -82,3 +82,22 @@ func Poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// GroupBy splits items into groups of equal key, each in the items'
+// order, the groups in the order their keys first appear (a
+// linearizability model's partition of a history by key).
+func GroupBy[T any, K comparable](items []T, key func(T) K) [][]T {
+	at := map[K]int{}
+	var out [][]T
+	for _, it := range items {
+		k := key(it)
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], it)
+	}
+	return out
+}

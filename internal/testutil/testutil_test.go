@@ -3,6 +3,7 @@ package testutil
 import (
 	"io"
 	"net"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -75,5 +76,13 @@ func TestStartRedisAnswersPing(t *testing.T) {
 	buf := make([]byte, 7)
 	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "+PONG\r\n" {
 		t.Fatalf("PING: %q %v", buf, err)
+	}
+}
+
+func TestGroupBy(t *testing.T) {
+	got := GroupBy([]string{"b1", "a1", "b2", "c1", "a2"}, func(s string) byte { return s[0] })
+	want := [][]string{{"b1", "b2"}, {"a1", "a2"}, {"c1"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("GroupBy: %v, want %v", got, want)
 	}
 }
