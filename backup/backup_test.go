@@ -29,12 +29,7 @@ type log struct {
 }
 
 func (l *log) cmd(db int, args ...string) {
-	argv := make([][]byte, len(args))
-	for i, a := range args {
-		argv[i] = []byte(a)
-	}
-	l.entries = append(l.entries, &raftfsm.Entry{Op: raftfsm.OpCommand, Proto: 2, Time: 1_700_000_000_000,
-		Commands: []raftfsm.Command{{DB: db, Argv: argv}}})
+	l.entries = append(l.entries, raftfsm.CommandEntry(1_700_000_000_000, db, args...))
 }
 
 func sampleLog(rng *rand.Rand) *log {

@@ -43,9 +43,7 @@ func writeSecret(t testing.TB) string {
 
 // zaddEntry is a well-formed log entry adding member to key.
 func zaddEntry(key, member string) []byte {
-	e := raftfsm.Entry{Op: raftfsm.OpCommand, Time: time.Now().UnixMilli(), Proto: 2,
-		Commands: []raftfsm.Command{{Argv: [][]byte{[]byte("ZADD"), []byte(key), []byte("1"), []byte(member)}}}}
-	return e.Encode(nil)
+	return raftfsm.CommandEntry(time.Now().UnixMilli(), 0, "ZADD", key, "1", member).Encode(nil)
 }
 
 // injectAppendEntries plays a Raft leader of a high term with
@@ -385,7 +383,7 @@ func TestGarbageEntriesThroughForwarding(t *testing.T) {
 		bad = append(bad, b)
 	}
 	// A decodable command entry for a command that does not exist.
-	unknown := raftfsm.Entry{Op: raftfsm.OpCommand, Proto: 2, Commands: []raftfsm.Command{{Argv: [][]byte{[]byte("NOSUCHCOMMAND"), []byte("k")}}}}
+	unknown := raftfsm.CommandEntry(0, 0, "NOSUCHCOMMAND", "k")
 	bad = append(bad, unknown.Encode(nil))
 	nc.SetDeadline(time.Now().Add(20 * time.Second))
 	for i, b := range bad {

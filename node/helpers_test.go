@@ -312,8 +312,7 @@ func (p *testPeers) Members() []Member {
 
 // zaddEntry builds a ZADD entry; score reads a score.
 func zaddEntry(key, member string, score int) *raftfsm.Entry {
-	return &raftfsm.Entry{Op: raftfsm.OpCommand, Proto: 2, Time: time.Now().UnixMilli(),
-		Commands: []raftfsm.Command{{Argv: [][]byte{[]byte("zadd"), []byte(key), []byte(fmt.Sprint(score)), []byte(member)}}}}
+	return raftfsm.CommandEntry(time.Now().UnixMilli(), 0, "zadd", key, fmt.Sprint(score), member)
 }
 
 // score reads member's score in key from n's local state ("" if absent).

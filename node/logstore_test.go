@@ -48,8 +48,7 @@ func TestChooseLogStore(t *testing.T) {
 
 func zincrby(t *testing.T, n *Node) string {
 	t.Helper()
-	res, err := n.Apply(&raftfsm.Entry{Op: raftfsm.OpCommand, Time: n.Now(), Proto: 2,
-		Commands: []raftfsm.Command{{Argv: [][]byte{[]byte("ZINCRBY"), []byte("k"), []byte("1"), []byte("m")}}}})
+	res, err := n.Apply(raftfsm.CommandEntry(n.Now(), 0, "ZINCRBY", "k", "1", "m"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,9 +13,7 @@ import (
 
 func zadd(t *testing.T, n *Node, key, score, member string) string {
 	t.Helper()
-	e := &raftfsm.Entry{Op: raftfsm.OpCommand, Time: n.Now(), Proto: 2,
-		Commands: []raftfsm.Command{{Argv: [][]byte{[]byte("ZADD"), []byte(key), []byte(score), []byte(member)}}}}
-	res, err := n.Propose(e)()
+	res, err := n.Propose(raftfsm.CommandEntry(n.Now(), 0, "ZADD", key, score, member))()
 	if err != nil {
 		t.Fatalf("ZADD: %v", err)
 	}

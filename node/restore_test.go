@@ -41,12 +41,7 @@ func fill(t *testing.T, n *Node, tag string) {
 
 func apply(t *testing.T, n *Node, db int, args ...string) {
 	t.Helper()
-	argv := make([][]byte, len(args))
-	for i, a := range args {
-		argv[i] = []byte(a)
-	}
-	res, err := n.Apply(&raftfsm.Entry{Op: raftfsm.OpCommand, Proto: 2, Time: time.Now().UnixMilli(),
-		Commands: []raftfsm.Command{{DB: db, Argv: argv}}})
+	res, err := n.Apply(raftfsm.CommandEntry(time.Now().UnixMilli(), db, args...))
 	if err != nil || bytes.HasPrefix(res.Reply, []byte("-")) {
 		t.Fatalf("%v: %v %q", args, err, res.Reply)
 	}

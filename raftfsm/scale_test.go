@@ -155,7 +155,7 @@ func measureSnapshot(t *testing.T, l packed.Layout, keys, members int, target bo
 	per := members / keys
 	data := make([][]byte, 1<<14)
 	for i := range data {
-		c := cmd(0, "ZADD", scaleKey(l, r.IntN(keys)), strconv.Itoa(r.IntN(1_000_000)), scaleMember(l, r.IntN(per)))
+		c := NewCommand(0, "ZADD", scaleKey(l, r.IntN(keys)), strconv.Itoa(r.IntN(1_000_000)), scaleMember(l, r.IntN(per)))
 		data[i] = commandEntry(1, c).Encode(nil)
 	}
 	logs := make([]*raft.Log, batch)
