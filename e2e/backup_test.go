@@ -80,7 +80,7 @@ func digestOf(ctx context.Context, c *redis.Client) (uint64, string, error) {
 func waitDigest(t *testing.T, want string, clients ...*redis.Client) uint64 {
 	t.Helper()
 	var index uint64
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		indexes := map[uint64]bool{}
@@ -192,7 +192,7 @@ func TestBackupRestore(t *testing.T) {
 			}
 		}()
 	}
-	Eventually(t, 30*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		for w := range writers {
 			if acked[w].Load() < 50 {
 				return fmt.Errorf("writer %d at %d", w, acked[w].Load())
@@ -315,7 +315,7 @@ func checkConsistent(t *testing.T, file string, before []int64) {
 	g := StartGoblind(t, NodeOptions{Data: dir})
 	c := g.Client(patient)
 	ctx := context.Background()
-	Eventually(t, 30*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		n, err := c.Exists(ctx, "std").Result()
 		if err == nil && n != 1 {
 			err = errors.New("not restored yet")

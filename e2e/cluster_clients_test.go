@@ -122,7 +122,7 @@ func TestClusterClients(t *testing.T) {
 func waitClusterSlots(t testing.TB, nodes []*ClusterNode, leader *ClusterNode) {
 	t.Helper()
 	ctx := context.Background()
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		for _, n := range nodes {
 			slots, err := n.Client().ClusterSlots(ctx).Result()
 			if err != nil {

@@ -92,7 +92,7 @@ func TestDockerCompose(t *testing.T) {
 	alive := func() map[string]*redis.Client { return clients }
 	leader := waitLeaderOf(t, 60*time.Second, alive)
 	t.Logf("compose cluster formed, led by %s", leader)
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		out, err := compose(time.Minute, "ps")
 		if err != nil {
 			return err
@@ -173,7 +173,7 @@ func TestDockerCompose(t *testing.T) {
 	killed := time.Now()
 	delete(clients, leader)
 	var failover time.Duration
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		if err := clients[writer].ZAdd(ctx, "lb", redis.Z{Score: 2, Member: "b"}).Err(); err != nil {
 			return err
 		}

@@ -138,7 +138,7 @@ func WaitLeader(t testing.TB, nodes []*ClusterNode, d time.Duration) *ClusterNod
 func waitLeaderOf(t testing.TB, d time.Duration, clients func() map[string]*redis.Client) string {
 	t.Helper()
 	var leader string
-	Eventually(t, d, func() error {
+	testutil.Eventually(t, d, func() error {
 		leader = ""
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

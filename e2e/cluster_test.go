@@ -204,7 +204,7 @@ func TestClusterKillLeader(t *testing.T) {
 	ro := leader.Client(func(o *redis.Options) {
 		o.OnConnect = func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }
 	})
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		s, err := ro.ZScore(ctx, "probe", "after").Result()
 		if err != nil || s != 2 {
 			return fmt.Errorf("restarted node reads probe/after = %v, %v", s, err)
@@ -261,7 +261,7 @@ func TestClusterGracefulLeave(t *testing.T) {
 	}
 	rest := Followers(nodes, leaver)
 	newLeader := WaitLeader(t, nodes, 30*time.Second)
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		members, err := GoblinNodes(ctx, newLeader.Client())
 		if err != nil {
 			return err
@@ -280,7 +280,7 @@ func TestClusterGracefulLeave(t *testing.T) {
 	}
 	leaver.Restart()
 	WaitLeader(t, nodes, 30*time.Second)
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		members, err := GoblinNodes(ctx, newLeader.Client())
 		if err != nil {
 			return err
@@ -322,7 +322,7 @@ func TestClusterSnapshotCatchUp(t *testing.T) {
 	}
 	compactLog(t, leader)
 	lagger.Restart()
-	Eventually(t, 30*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		n, err := lagger.Client().ZCard(ctx, "s7").Result()
 		if err != nil || n != 200 {
 			return fmt.Errorf("restarted follower: ZCARD s7 = %v, %v", n, err)
@@ -361,7 +361,7 @@ func waitCaughtUp(t testing.TB, nodes []*ClusterNode, leader *ClusterNode) {
 	}
 	commit, _ := strconv.ParseUint(info["goblin_commit_index"], 10, 64)
 	for _, f := range Followers(nodes, leader) {
-		Eventually(t, 10*time.Second, func() error {
+		testutil.Eventually(t, 10*time.Second, func() error {
 			fi, err := Info(ctx, f.Client(), "replication")
 			if err != nil {
 				return err

@@ -44,7 +44,7 @@ func TestTLSOnlyCluster(t *testing.T) {
 	}
 	ctx := context.Background()
 	var leader string
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		for _, n := range nodes {
 			slots, err := n.c.ClusterSlots(ctx).Result()
 			if err != nil {
@@ -76,7 +76,7 @@ func TestTLSOnlyCluster(t *testing.T) {
 	}
 	// ReadOnly reads go to followers and read their local state, which
 	// catches up with the writes within the replication lag.
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		if n, err := cc.ZCard(ctx, "lb").Result(); err != nil || n != 20 {
 			return fmt.Errorf("ZCARD through the cluster client: %d %v", n, err)
 		}

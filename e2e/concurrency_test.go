@@ -52,7 +52,7 @@ func (e *scenarioEnv) note(format string, args ...any) {
 func (e *scenarioEnv) waitBlocked(c *dconn, n int) {
 	e.t.Helper()
 	want := fmt.Sprintf("blocked_clients:%d\r\n", n)
-	Eventually(e.t, 10*time.Second, func() error {
+	testutil.Eventually(e.t, 10*time.Second, func() error {
 		if info := e.do(c, "INFO", "clients"); !strings.Contains(info, want) {
 			return fmt.Errorf("waiting for %q", strings.TrimSpace(want))
 		}
@@ -251,7 +251,7 @@ var scenarios = []struct {
 		e.do(a, "ZADD", "keep", "1", "x")
 		e.note("pexpire %q", e.do(a, "PEXPIRE", "e", "300"))
 		e.do(a, "WATCH", "e")
-		Eventually(e.t, 10*time.Second, func() error {
+		testutil.Eventually(e.t, 10*time.Second, func() error {
 			if r := e.do(b, "EXISTS", "e"); r != ":0\r\n" {
 				return fmt.Errorf("key still there: %q", r)
 			}
@@ -267,7 +267,7 @@ var scenarios = []struct {
 		a, b := e.conn(), e.conn()
 		e.do(a, "ZADD", "gone", "1", "x")
 		e.do(a, "PEXPIRE", "gone", "100")
-		Eventually(e.t, 10*time.Second, func() error {
+		testutil.Eventually(e.t, 10*time.Second, func() error {
 			if r := e.do(b, "EXISTS", "gone"); r != ":0\r\n" {
 				return fmt.Errorf("key still there: %q", r)
 			}
@@ -372,7 +372,7 @@ func TestClusterBlockedPops(t *testing.T) {
 	for _, n := range nodes {
 		ne := &scenarioEnv{t: t, addr: n.Addr}
 		nc := ne.conn()
-		Eventually(t, 10*time.Second, func() error {
+		testutil.Eventually(t, 10*time.Second, func() error {
 			r := ne.do(nc, "ZRANGE", "jobs", "0", "-1")
 			v := mustParse([]byte(r))
 			if len(v.elems) != 1 || got[v.elems[0].str] {

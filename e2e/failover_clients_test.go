@@ -223,7 +223,7 @@ func TestFailoverClients(t *testing.T) {
 
 	// Every client writes before the kill.
 	for _, p := range probes {
-		Eventually(t, 30*time.Second, func() error {
+		testutil.Eventually(t, 30*time.Second, func() error {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			if p.okBefore == 0 {
@@ -244,7 +244,7 @@ func TestFailoverClients(t *testing.T) {
 		limit = 120 * time.Second
 	}
 	for _, p := range probes {
-		Eventually(t, limit, func() error {
+		testutil.Eventually(t, limit, func() error {
 			if _, ok := p.gap(); !ok {
 				p.mu.Lock()
 				defer p.mu.Unlock()

@@ -233,23 +233,6 @@ func (g *Goblind) Client(opts ...func(*redis.Options)) *redis.Client {
 	return c
 }
 
-// Eventually polls cond until it returns nil or d passes, then fails the
-// test with cond's last error.
-func Eventually(t testing.TB, d time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v: %v", d, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // portOf returns the numeric port of a host:port address.
 func portOf(t testing.TB, addr string) int {
 	_, p, err := net.SplitHostPort(addr)

@@ -128,7 +128,7 @@ func TestMaxClientsUnderFileLimit(t *testing.T) {
 			t.Fatalf("ZADD with every client place taken: %v", err)
 		}
 	}
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		if got := infoInt(t, ctl, "raft", "raft_last_snapshot_index"); got <= before {
 			return fmt.Errorf("no snapshot since index %d", before)
 		}
@@ -305,7 +305,7 @@ func TestMaxMemoryUnderAddressSpaceLimit(t *testing.T) {
 		t.Fatalf("DEL = %d, %v", n, err)
 	}
 	// Writes resume once the memory is free again.
-	Eventually(t, 20*time.Second, func() error { return zadd("small", 0) })
+	testutil.Eventually(t, 20*time.Second, func() error { return zadd("small", 0) })
 	if !g.Running() || strings.Contains(g.Log(), "fatal error") {
 		t.Fatalf("goblind died:\n%s", g.Log())
 	}

@@ -122,7 +122,7 @@ func TestRedisExporter(t *testing.T) {
 	listen := testutil.FreeAddr(t, "")
 	startTool(t, exporter, "-redis.addr", "redis://"+g.Addr, "-web.listen-address", listen)
 	var scrape string
-	Eventually(t, 15*time.Second, func() error {
+	testutil.Eventually(t, 15*time.Second, func() error {
 		var err error
 		scrape, err = httpGet("http://" + listen + "/metrics")
 		return err
@@ -162,7 +162,7 @@ func metricsURL(t *testing.T, g *Goblind) string {
 	t.Helper()
 	re := regexp.MustCompile(`serving metrics: url=(\S+)`)
 	var u string
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		m := re.FindStringSubmatch(g.Log())
 		if m == nil {
 			return fmt.Errorf("goblind at %s has not logged its metrics URL", g.Addr)
@@ -248,7 +248,7 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 			}
 		}
 	}
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		body, err := httpGet("http://" + listen + "/api/v1/query?query=" + url.QueryEscape(`goblin_raft_commit_index{job="goblin"}`))
 		if err != nil {
 			return err
@@ -294,7 +294,7 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 func TestMetricsAddrOffLoopback(t *testing.T) {
 	port := portOf(t, testutil.FreeAddr(t, ""))
 	g := StartGoblind(t, NodeOptions{NoWait: true, Args: []string{"--metrics-addr", "0.0.0.0:" + strconv.Itoa(port)}})
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		if g.Running() {
 			return fmt.Errorf("still running")
 		}
@@ -415,7 +415,7 @@ func TestMetricsSnapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		body, err := httpGet(u)
 		if err != nil {
 			return err

@@ -349,7 +349,7 @@ func TestPartitionReadonlyStaleness(t *testing.T) {
 	ro := f.Client(patient, func(o *redis.Options) {
 		o.OnConnect = func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }
 	})
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		if s, err := ro.ZScore(ctx, "x", "m").Result(); err != nil || s != 1 {
 			return fmt.Errorf("x=%v, %v", s, err)
 		}

@@ -80,7 +80,7 @@ func TestOutsiderRaftSingleNode(t *testing.T) {
 	g := StartGoblind(t, NodeOptions{Args: []string{"--requirepass", "pw"}, NoWait: true})
 	c := g.Client(func(o *redis.Options) { o.Password = "pw" })
 	defer c.Close()
-	Eventually(t, 20*time.Second, func() error { return c.Ping(context.Background()).Err() })
+	testutil.Eventually(t, 20*time.Second, func() error { return c.Ping(context.Background()).Err() })
 	if err := injectAppendEntries(t, g.Raft); err == nil {
 		t.Fatal("AppendEntries to a single node's Raft address was answered")
 	} else {
@@ -243,7 +243,7 @@ func TestGossipJoinWithoutKey(t *testing.T) {
 	}
 	// The control: the same join with the secret succeeds.
 	join("friend", "--cluster-secret-file", secret)
-	Eventually(t, 30*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		for _, id := range configIDs(t, leader) {
 			if id == "friend" {
 				return nil
@@ -296,7 +296,7 @@ func TestClusterTLSRogueCertificate(t *testing.T) {
 		StartGoblind(t, NodeOptions{Args: args, Env: env})
 	}
 	start("rogue", rogue["rogue"])
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		if !knows(t, nodes, "rogue") {
 			return fmt.Errorf("gossip has not seen the rogue node yet")
 		}
@@ -314,7 +314,7 @@ func TestClusterTLSRogueCertificate(t *testing.T) {
 		t.Fatalf("the leader did not log why it refused the rogue node")
 	}
 	start("friend", files["friend"])
-	Eventually(t, 30*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		for _, id := range configIDs(t, leader) {
 			if id == "friend" {
 				return nil
@@ -404,7 +404,7 @@ func TestGarbageEntriesThroughForwarding(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, n := range nodes {
-		Eventually(t, 10*time.Second, func() error {
+		testutil.Eventually(t, 10*time.Second, func() error {
 			s, err := n.Client().ZScore(ctx, "k", "m").Result()
 			if err != nil || s != 1 {
 				return fmt.Errorf("%s: ZSCORE k m: %v %v", n.ID, s, err)

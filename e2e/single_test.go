@@ -186,7 +186,7 @@ func killNineLosesNothing(t *testing.T, args ...string) {
 			}
 		}(w)
 	}
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		if n := count.Load(); n < 2000 {
 			return fmt.Errorf("only %d writes acknowledged", n)
 		}

@@ -51,7 +51,7 @@ func holdUDP(t *testing.T, addr string) {
 // holds it).
 func startupExit(t *testing.T, g *Goblind, want string) {
 	t.Helper()
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		if g.Running() {
 			return fmt.Errorf("goblind still running")
 		}

@@ -107,14 +107,14 @@ func TestFullDiskSingleNode(t *testing.T) {
 			term := infoField(t, c, "raft", "raft_term")
 			ballast := testutil.FillDisk(t, mnt)
 			w := startBGWriter(g)
-			Eventually(t, 20*time.Second, func() error {
+			testutil.Eventually(t, 20*time.Second, func() error {
 				if s := infoField(t, c, "persistence", "aof_last_write_status"); s != "err" {
 					return fmt.Errorf("aof_last_write_status:%s", s)
 				}
 				return nil
 			})
 			// The fault lasts several election timeouts: no election.
-			Eventually(t, 20*time.Second, func() error {
+			testutil.Eventually(t, 20*time.Second, func() error {
 				since, _ := strconv.ParseInt(infoField(t, c, "persistence", "goblin_log_write_error_since"), 10, 64)
 				if time.Since(time.Unix(since, 0)) < 4*time.Second {
 					return errors.New("the fault is recent")
@@ -139,7 +139,7 @@ func TestFullDiskSingleNode(t *testing.T) {
 			if err := os.Remove(ballast); err != nil {
 				t.Fatal(err)
 			}
-			Eventually(t, 20*time.Second, func() error {
+			testutil.Eventually(t, 20*time.Second, func() error {
 				return c.ZAdd(ctx, "k", redis.Z{Score: 3, Member: "after"}).Err()
 			})
 			acked, err := w.end()
@@ -204,7 +204,7 @@ func TestFullDiskClusterLeader(t *testing.T) {
 		break
 	}
 	var leader *ClusterNode
-	Eventually(t, 30*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		leader = WaitLeader(t, nodes, 30*time.Second)
 		if leader == old {
 			return errors.New("the full node still leads")
@@ -227,7 +227,7 @@ func TestFullDiskClusterLeader(t *testing.T) {
 	if err := os.Remove(ballast); err != nil {
 		t.Fatal(err)
 	}
-	Eventually(t, 90*time.Second, func() error {
+	testutil.Eventually(t, 90*time.Second, func() error {
 		return oc.ZAdd(ctx, "k", redis.Z{Score: 1, Member: "healed"}).Err()
 	})
 	acked = append(acked, "healed")
@@ -287,7 +287,7 @@ func TestCorruptSnapshotRestart(t *testing.T) {
 					n++
 				}
 			}
-			Eventually(t, 60*time.Second, func() error {
+			testutil.Eventually(t, 60*time.Second, func() error {
 				write(20)
 				if ids := snapshotDirs(t, g.Data); len(ids) < 2 {
 					return fmt.Errorf("snapshots %v", ids)
@@ -390,7 +390,7 @@ func TestSnapshotDiskFull(t *testing.T) {
 	ctx := context.Background()
 	big := strings.Repeat("x", 1000)
 	n := 0
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		for range 50 {
 			if err := c.ZAdd(ctx, "k", redis.Z{Score: float64(n), Member: fmt.Sprint(big, n)}).Err(); err != nil {
 				t.Fatal(err)
@@ -408,7 +408,7 @@ func TestSnapshotDiskFull(t *testing.T) {
 	if out, err := exec.Command("mount", "-o", "remount,size=64m", snaps).CombinedOutput(); err != nil {
 		t.Fatalf("remount: %v: %s", err, out)
 	}
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		if err := c.ZAdd(ctx, "k", redis.Z{Score: float64(n), Member: fmt.Sprint(big, n)}).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -433,7 +433,7 @@ func compactLog(t testing.TB, leader *ClusterNode) {
 	t.Helper()
 	c := leader.Client()
 	first, n := "", 0
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		for range 20 {
 			if err := c.ZAdd(context.Background(), "compact-log-filler", redis.Z{Score: float64(n), Member: fmt.Sprint(n)}).Err(); err != nil {
 				return err

@@ -1,10 +1,13 @@
 // Package testutil holds the helpers Goblin's tests share: the seed of a
-// randomized test, the size of a scale test, a buffer a logger and the
-// test both use, and polling for a condition. It is imported by tests only.
+// randomized test, the size of a scale test, polling for a condition, a
+// buffer a logger and the test both use, grouping a history by key, free
+// loopback addresses, a reference redis-server, and tmpfs mounts for
+// disk-full tests. It is imported by tests only.
 package testutil
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -74,10 +77,26 @@ func (s *SyncBuffer) String() string {
 // what it was waiting for.
 func Poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	Eventually(t, timeout, func() error {
+		if !cond() {
+			return fmt.Errorf("waiting for %s", what)
+		}
+		return nil
+	})
+}
+
+// Eventually calls cond until it returns nil, failing the test after
+// timeout with the last error.
+func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
-	for !cond() {
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+			t.Fatalf("timed out after %v: %v", timeout, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
