@@ -22,6 +22,7 @@ import (
 	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/internal/tlsconf"
 	"github.com/goblindb/goblin/raftfsm"
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // These tests play an outsider on the network against the node-to-node
@@ -387,20 +388,20 @@ func TestGarbageEntriesThroughForwarding(t *testing.T) {
 	bad = append(bad, unknown.Encode(nil))
 	nc.SetDeadline(time.Now().Add(20 * time.Second))
 	for i, b := range bad {
-		fmt.Fprintf(nc, "*2\r\n$12\r\nGOBLIN.APPLY\r\n$%d\r\n%s\r\n", len(b), b)
-		line, err := br.ReadString('\n')
+		nc.Write(wire.AppendCommand(nil, []byte("GOBLIN.APPLY"), b))
+		v, err := wire.ReadReply(br)
 		if err != nil {
 			t.Fatalf("entry %d (%x): no reply: %v", i, b, err)
 		}
-		if !strings.HasPrefix(line, "-") {
-			t.Fatalf("entry %d (%x) was accepted: %q", i, b, line)
+		if v.Kind != '-' {
+			t.Fatalf("entry %d (%x) was accepted: %c%q", i, b, v.Kind, v.Str)
 		}
 	}
 	// A good entry on the same connection is applied.
 	good := zaddEntry("k", "m")
-	fmt.Fprintf(nc, "*2\r\n$12\r\nGOBLIN.APPLY\r\n$%d\r\n%s\r\n", len(good), good)
-	if line, err := br.ReadString('\n'); err != nil || line != "*2\r\n" {
-		t.Fatalf("a good forwarded entry: %q %v", line, err)
+	nc.Write(wire.AppendCommand(nil, []byte("GOBLIN.APPLY"), good))
+	if v, err := wire.ReadReply(br); err != nil || v.Kind != '*' || len(v.Array) != 2 {
+		t.Fatalf("a good forwarded entry: %c%q %v", v.Kind, v.Str, err)
 	}
 	ctx := context.Background()
 	for _, n := range nodes {
