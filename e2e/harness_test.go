@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -55,7 +54,7 @@ type Goblind struct {
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
-	logs *bytes.Buffer
+	logs *testutil.SyncBuffer
 	done chan struct{}
 }
 
@@ -108,10 +107,9 @@ func (g *Goblind) start(env []string) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	if g.logs == nil {
-		g.logs = &bytes.Buffer{}
+		g.logs = &testutil.SyncBuffer{}
 	}
-	w := &lockedWriter{mu: &g.mu, buf: g.logs}
-	cmd.Stdout, cmd.Stderr = w, w
+	cmd.Stdout, cmd.Stderr = g.logs, g.logs
 	if err := cmd.Start(); err != nil {
 		g.t.Fatalf("starting goblind: %v", err)
 	}
@@ -124,23 +122,8 @@ func (g *Goblind) start(env []string) {
 	}()
 }
 
-type lockedWriter struct {
-	mu  *sync.Mutex
-	buf *bytes.Buffer
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
 // Log returns what the process has written so far.
-func (g *Goblind) Log() string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.logs.String()
-}
+func (g *Goblind) Log() string { return g.logs.String() }
 
 // WaitReady polls until the node answers PING, failing the test after d.
 func (g *Goblind) WaitReady(d time.Duration) {

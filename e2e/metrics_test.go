@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -16,7 +15,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -44,10 +42,8 @@ func requireTool(t *testing.T, bin, pkg string) string {
 func startTool(t *testing.T, path string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(path, args...)
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	out := &lockedWriter{mu: &mu, buf: &buf}
-	cmd.Stdout, cmd.Stderr = out, out
+	var out testutil.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", path, err)
 	}
@@ -62,9 +58,7 @@ func startTool(t *testing.T, path string, args ...string) {
 			<-done
 		}
 		if t.Failed() {
-			mu.Lock()
-			t.Logf("%s output:\n%s", filepath.Base(path), buf.String())
-			mu.Unlock()
+			t.Logf("%s output:\n%s", filepath.Base(path), out.String())
 		}
 	})
 }
