@@ -10,10 +10,10 @@ import (
 	"github.com/goblindb/goblin/packed"
 )
 
-// TestSnapshotKeepsWatchAndDeclarationState: everything EXEC and key
-// creation consult must survive a snapshot, or a node restored from one
-// would decide differently from its peers.
-func TestSnapshotKeepsWatchAndDeclarationState(t *testing.T) {
+// sampleKeyspace holds, in database 3, what a snapshot must keep besides
+// sets: a packed set with an expiry, a deleted key's tombstone, an
+// expired key's, and a declared layout; and a layout rule.
+func sampleKeyspace() *Keyspace {
 	ks := New()
 	ks.SetRules(Rules{{Pattern: "p:*", Layout: packed.Int64Float64}})
 	d := ks.DB(3)
@@ -29,6 +29,15 @@ func TestSnapshotKeepsWatchAndDeclarationState(t *testing.T) {
 	d.Set([]byte("expired"), &Entry{Z: z3, ExpireAt: 5}, 13)
 	d.DeleteExpired([]byte("expired"), 14)
 	d.Declare([]byte("future"), packed.UUIDFloat32)
+	return ks
+}
+
+// TestSnapshotKeepsWatchAndDeclarationState: everything EXEC and key
+// creation consult must survive a snapshot, or a node restored from one
+// would decide differently from its peers.
+func TestSnapshotKeepsWatchAndDeclarationState(t *testing.T) {
+	ks := sampleKeyspace()
+	d := ks.DB(3)
 
 	for name, src := range map[string]*Keyspace{"original": ks, "clone": ks.Clone()} {
 		var buf bytes.Buffer
@@ -78,21 +87,10 @@ func TestDeclarationConsumedOrDropped(t *testing.T) {
 	}
 }
 
-// TestDecodeRefusesEveryTruncation: a keyspace cut anywhere, or with a
-// byte past its end changed to an unknown version, is ErrCorrupt, never a
-// partial keyspace.
+// TestDecodeRefusesEveryTruncation: a keyspace cut anywhere, or of an
+// unknown version, is ErrCorrupt, never a partial keyspace.
 func TestDecodeRefusesEveryTruncation(t *testing.T) {
-	ks := New()
-	ks.SetRules(Rules{{Pattern: "p:*", Layout: packed.Int64Float64}})
-	d := ks.DB(1)
-	z := packed.New(packed.Standard)
-	z.Add([]byte("m"), 1, 0)
-	d.Set([]byte("k"), &Entry{Z: z, ExpireAt: 7}, 3)
-	z2 := packed.New(packed.Standard)
-	z2.Add([]byte("m"), 1, 0)
-	d.Set([]byte("gone"), &Entry{Z: z2, ExpireAt: 5}, 4)
-	d.DeleteExpired([]byte("gone"), 5)
-	d.Declare([]byte("later"), packed.Int32Float32)
+	ks := sampleKeyspace()
 	var buf bytes.Buffer
 	if err := ks.Encode(&buf); err != nil {
 		t.Fatal(err)
