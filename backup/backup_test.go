@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"io"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/packed"
 	"github.com/goblindb/goblin/raftfsm"
@@ -29,12 +29,7 @@ type log struct {
 }
 
 func (l *log) cmd(db int, args ...string) {
-	argv := make([][]byte, len(args))
-	for i, a := range args {
-		argv[i] = []byte(a)
-	}
-	l.entries = append(l.entries, &raftfsm.Entry{Op: raftfsm.OpCommand, Proto: 2, Time: 1_700_000_000_000,
-		Commands: []raftfsm.Command{{DB: db, Argv: argv}}})
+	l.entries = append(l.entries, raftfsm.CommandEntry(1_700_000_000_000, db, args...))
 }
 
 func sampleLog(rng *rand.Rand) *log {
@@ -65,17 +60,8 @@ func (l *log) apply(t testing.TB) *raftfsm.State {
 	return f.Capture()
 }
 
-func testRand(t testing.TB) *rand.Rand {
-	seed := rand.Uint64()
-	if s := os.Getenv("GOBLIN_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("GOBLIN_SEED=%d", seed)
-	return rand.New(rand.NewPCG(seed, 5))
-}
-
 func TestDigestDeterministicAndSensitive(t *testing.T) {
-	rng := testRand(t)
+	rng := testutil.Rand(t, 5)
 	l := sampleLog(rng)
 	st := l.apply(t)
 	sum, c := Digest(st)
@@ -127,7 +113,7 @@ func TestDigestDeterministicAndSensitive(t *testing.T) {
 }
 
 func TestWriteRead(t *testing.T) {
-	st := sampleLog(testRand(t)).apply(t)
+	st := sampleLog(testutil.Rand(t, 5)).apply(t)
 	var buf bytes.Buffer
 	created := time.UnixMilli(1_750_000_000_123)
 	wm, err := Write(&buf, st, Meta{Created: created, Node: "n2", Term: 9})
@@ -165,7 +151,7 @@ func TestWriteRead(t *testing.T) {
 
 // Every byte flipped and every truncation is refused.
 func TestReadRefusesDamage(t *testing.T) {
-	st := sampleLog(testRand(t)).apply(t)
+	st := sampleLog(testutil.Rand(t, 5)).apply(t)
 	var buf bytes.Buffer
 	if _, err := Write(&buf, st, Meta{Node: "n1"}); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -121,7 +122,7 @@ func TestClusterViews(t *testing.T) {
 	e := newEnv(t, 3)
 	e.startAll([]string{"n1", "n2", "n3"}, 3, nil)
 	leader := e.waitFormed(3)
-	poll(t, 10*time.Second, "progress reports on the leader", func() bool {
+	testutil.Poll(t, 10*time.Second, "progress reports on the leader", func() bool {
 		info, _ := leader.rdb.Info(ctx(t), "replication").Result()
 		return strings.Count(info, "last_report_ms=") == 2 && !strings.Contains(info, "last_report_ms=never")
 	})
@@ -177,7 +178,7 @@ func TestBlockingPopThroughAFollower(t *testing.T) {
 		}
 		got <- []string{r.Key, fmt.Sprint(r.Member), fmt.Sprint(r.Score)}
 	}()
-	poll(t, 10*time.Second, "the pop to block on the follower", func() bool {
+	testutil.Poll(t, 10*time.Second, "the pop to block on the follower", func() bool {
 		info, _ := f.rdb.Info(ctx(t), "clients").Result()
 		return strings.Contains(info, "blocked_clients:1")
 	})

@@ -16,7 +16,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblindb/goblin/cluster"
-	"github.com/goblindb/goblin/internal/freeport"
 	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/node"
 	"github.com/goblindb/goblin/resp"
@@ -76,15 +75,6 @@ func newEnv(t testing.TB, seeds int) *env {
 	return e
 }
 
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	addr, err := freeport.Addr("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
-
 func (e *env) gossipAddr(id string) string { return e.stableAddr(e.gossip, id) }
 
 func (e *env) raftAddr(id string) string { return e.stableAddr(e.raft, id) }
@@ -97,7 +87,7 @@ func (e *env) stableAddr(m map[string]string, id string) string {
 	if a, ok := m[id]; ok {
 		return a
 	}
-	a := freeAddr(e.t)
+	a := testutil.FreeAddr(e.t, "")
 	m[id] = a
 	return a
 }
@@ -114,7 +104,7 @@ func (e *env) start(id string, expect int, dir string) *tnode {
 		e.t.Cleanup(func() { e.kill(id) })
 	}
 	logger := hclog.New(&hclog.LoggerOptions{Name: id, Level: hclog.Info, Output: &e.logs})
-	addr := freeAddr(e.t)
+	addr := testutil.FreeAddr(e.t, "")
 	cfg := cluster.Config{
 		ID:              id,
 		GossipAddr:      e.gossipAddr(id),
@@ -253,7 +243,7 @@ func (e *env) all() []*tnode {
 func (e *env) waitFormed(wantVoters int) *tnode {
 	e.t.Helper()
 	var leader *tnode
-	poll(e.t, 30*time.Second, "the cluster to form", func() bool {
+	testutil.Poll(e.t, 30*time.Second, "the cluster to form", func() bool {
 		leader = nil
 		nodes := e.all()
 		for _, tn := range nodes {
@@ -296,8 +286,6 @@ func (e *env) followers() []*tnode {
 	}
 	return out
 }
-
-var poll = testutil.Poll
 
 func ctx(t testing.TB) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)

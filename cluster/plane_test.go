@@ -219,12 +219,7 @@ func TestInternalRequests(t *testing.T) {
 	want := []string{"$2", ":7", "-BADENTRY", "*2", "-NOSUCHNODE", "-NOTLEADER", "-ERR syntax error", "-ERR unknown internal request 'FLUSHALL'"}
 	go func() {
 		for _, r := range reqs {
-			var b strings.Builder
-			b.WriteString("*" + strconv.Itoa(len(r)) + "\r\n")
-			for _, a := range r {
-				b.WriteString("$" + strconv.Itoa(len(a)) + "\r\n" + a + "\r\n")
-			}
-			client.Write([]byte(b.String()))
+			client.Write(wire.AppendCommandStrings(nil, r...))
 		}
 	}()
 	br := bufio.NewReader(client)

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,7 +19,7 @@ import (
 // connections on every node, and a follower that catches up by snapshot
 // install gets the users from the snapshot.
 func TestClusterACLReplication(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Args: []string{"--snapshot-threshold", "64", "--snapshot-interval", "200ms", "--fsync", "everysec"}})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)
@@ -30,12 +31,12 @@ func TestClusterACLReplication(t *testing.T) {
 		t.Fatal(err)
 	}
 	alice := f2.Client(func(o *redis.Options) { o.Username, o.Password = "alice", "pw" })
-	Eventually(t, 10*time.Second, func() error { return alice.Ping(ctx).Err() })
+	testutil.Eventually(t, 10*time.Second, func() error { return alice.Ping(ctx).Err() })
 	if err := alice.FlushAll(ctx).Err(); err == nil || err.Error() != "NOPERM User alice has no permissions to run the 'flushall' command" {
 		t.Fatalf("alice FLUSHALL on another node: %v", err)
 	}
 	for _, n := range nodes {
-		Eventually(t, 10*time.Second, func() error {
+		testutil.Eventually(t, 10*time.Second, func() error {
 			list, err := n.Client().Do(ctx, "ACL", "LIST").StringSlice()
 			if err != nil {
 				return err
@@ -55,7 +56,7 @@ func TestClusterACLReplication(t *testing.T) {
 	if n, err := leader.Client().Do(ctx, "ACL", "DELUSER", "alice").Int(); err != nil || n != 1 {
 		t.Fatalf("DELUSER: %v %v", n, err)
 	}
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		if !closedByServer(raw) {
 			return errors.New("alice's connection to a follower is still open")
 		}
@@ -81,7 +82,7 @@ func TestClusterACLReplication(t *testing.T) {
 	compactLog(t, leader)
 	lagger.Restart()
 	bob := lagger.Client(func(o *redis.Options) { o.Username, o.Password = "bob", "pw2" })
-	Eventually(t, 30*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		if err := bob.ZCard(ctx, "b1").Err(); err != nil {
 			return fmt.Errorf("bob on the restarted follower: %w", err)
 		}
@@ -117,7 +118,7 @@ func TestACLFileAndRestart(t *testing.T) {
 	for i := 0; i < 40; i++ {
 		admin.ZAdd(ctx, "k", redis.Z{Score: float64(i), Member: fmt.Sprint(i)})
 	}
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		m, _ := filepath.Glob(filepath.Join(g.Data, "snapshots", "snapshots", "*", "state.bin"))
 		if len(m) == 0 {
 			return errors.New("no snapshot yet")
@@ -134,7 +135,7 @@ func TestACLFileAndRestart(t *testing.T) {
 	os.WriteFile(file, []byte("user default on nopass ~* &* +@all\nuser carol on >pw ~* +@all\n"), 0o644)
 	g.Stop()
 	g.Restart()
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		users, err := g.Client().Do(ctx, "ACL", "USERS").StringSlice()
 		if err != nil || strings.Join(users, " ") != "carol default" {
 			return fmt.Errorf("users %v %v", users, err)
@@ -145,7 +146,7 @@ func TestACLFileAndRestart(t *testing.T) {
 	os.WriteFile(file, []byte("user bob +nosuch\n"), 0o644)
 	g.Stop()
 	bad := StartGoblind(t, NodeOptions{Args: []string{"--aclfile", file}, NoWait: true})
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		if bad.Running() {
 			return errors.New("goblind with a bad aclfile still runs")
 		}
@@ -162,7 +163,7 @@ func TestRequirePassReplicated(t *testing.T) {
 	g := StartGoblind(t, NodeOptions{Args: []string{"--requirepass", "one"}, NoWait: true})
 	ctx := context.Background()
 	c := g.Client(func(o *redis.Options) { o.Password = "one" })
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		s, err := c.Do(ctx, "ACL", "GETUSER", "default").Result()
 		if err != nil {
 			return err
@@ -178,7 +179,7 @@ func TestRequirePassReplicated(t *testing.T) {
 	g.Stop()
 	g.start(nil)
 	two := g.Client(func(o *redis.Options) { o.Password = "two" })
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		if err := two.Ping(ctx).Err(); err != nil {
 			return fmt.Errorf("CONFIG SET's password after a restart with the same --requirepass: %w", err)
 		}
@@ -189,7 +190,7 @@ func TestRequirePassReplicated(t *testing.T) {
 	g.Args = append(g.Args, "--requirepass", "three")
 	g.start(nil)
 	three := g.Client(func(o *redis.Options) { o.Password = "three" })
-	Eventually(t, 20*time.Second, func() error { return three.Ping(ctx).Err() })
+	testutil.Eventually(t, 20*time.Second, func() error { return three.Ping(ctx).Err() })
 	if err := two.Ping(ctx).Err(); err == nil {
 		t.Fatal("the old password still works")
 	}

@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/resp/wire"
 )
 
@@ -26,44 +27,6 @@ import (
 // HELLO's NOAUTH text; its ACL LOG entries lack the entry IDs. Run locally against 7.2 with:
 //
 //	REDIS_SERVER=/path/to/redis-7.2/src/redis-server go test ./e2e -run ACL
-
-// startRedisServer starts $REDIS_SERVER (default redis-server) like
-// StartRedis, and returns it with its version.
-func startRedisServer(t *testing.T) (*RedisServer, string) {
-	t.Helper()
-	bin := os.Getenv("REDIS_SERVER")
-	if bin == "" {
-		bin = "redis-server"
-	}
-	path, err := exec.LookPath(bin)
-	if err != nil {
-		if os.Getenv("GOBLIN_REQUIRE_REDIS") == "1" {
-			t.Fatalf("%s not found and GOBLIN_REQUIRE_REDIS=1", bin)
-		}
-		t.Skipf("%s not installed (apt-get install -y redis-server)", bin)
-	}
-	addr := FreeAddr(t, "")
-	cmd := exec.Command(path, "--port", itoa(portOf(t, addr)), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", t.TempDir(), "--daemonize", "no", "--protected-mode", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", bin, err)
-	}
-	r := &RedisServer{Addr: addr, cmd: cmd, done: make(chan struct{})}
-	go func() { cmd.Wait(); close(r.done) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-r.done
-	})
-	var version string
-	Eventually(t, 10*time.Second, func() error {
-		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-		defer c.Close()
-		info, err := Info(context.Background(), c, "server")
-		version = info["redis_version"]
-		return err
-	})
-	return r, version
-}
 
 // atLeast72 reports whether version is 7.2 or later.
 func atLeast72(version string) bool {
@@ -176,7 +139,8 @@ var aclScript = []aclStep{
 }
 
 func TestACLDifferential(t *testing.T) {
-	rs, version := startRedisServer(t)
+	rs := testutil.StartRedis(t)
+	version := rs.Version
 	g := StartGoblind(t, NodeOptions{})
 	v72 := atLeast72(version)
 	t.Logf("reference: Redis %s (7.2-only steps compared: %v)", version, v72)
@@ -220,7 +184,8 @@ func closedByServer(c *RawConn) bool {
 // ACL LOG's entries on both servers: the same fields, grouping and
 // order (the values that depend on time and the connection aside).
 func TestACLLogDifferential(t *testing.T) {
-	rs, version := startRedisServer(t)
+	rs := testutil.StartRedis(t)
+	version := rs.Version
 	g := StartGoblind(t, NodeOptions{})
 	ctx := context.Background()
 	var logs [2][]map[string]any
@@ -307,7 +272,7 @@ func TestACLWithRedisCLI(t *testing.T) {
 		t.Skip("redis-cli not installed")
 	}
 	g := StartGoblind(t, NodeOptions{})
-	port := itoa(portOf(t, g.Addr))
+	port := strconv.Itoa(portOf(t, g.Addr))
 	run := func(args ...string) string {
 		t.Helper()
 		out, err := exec.Command(cli, append([]string{"-h", "127.0.0.1", "-p", port}, args...)...).CombinedOutput()

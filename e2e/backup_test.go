@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -79,7 +80,7 @@ func digestOf(ctx context.Context, c *redis.Client) (uint64, string, error) {
 func waitDigest(t *testing.T, want string, clients ...*redis.Client) uint64 {
 	t.Helper()
 	var index uint64
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		indexes := map[uint64]bool{}
@@ -109,7 +110,7 @@ func startSeededCluster(t *testing.T, rng *rand.Rand, dirs []string, args ...str
 	nodes := make([]*ClusterNode, len(dirs))
 	var seeds []string
 	for i := range nodes {
-		nodes[i] = &ClusterNode{ID: fmt.Sprintf("r%d", i+1), Gossip: FreeAddr(t, "")}
+		nodes[i] = &ClusterNode{ID: fmt.Sprintf("r%d", i+1), Gossip: testutil.FreeAddr(t, "")}
 		seeds = append(seeds, nodes[i].Gossip)
 	}
 	var wg sync.WaitGroup
@@ -146,7 +147,7 @@ func startSeededCluster(t *testing.T, rng *rand.Rand, dirs []string, args ...str
 // ACL users intact. --verify refuses a flipped byte and a cut file; a
 // restore into a cluster with data is refused, and done with --force.
 func TestBackupRestore(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	packedRule := []string{"--packed", "p:*=int32:float32"}
 	src := StartCluster(t, rng, ClusterOptions{Size: 3, Args: packedRule})
 	leader := WaitLeader(t, src, 30*time.Second)
@@ -191,7 +192,7 @@ func TestBackupRestore(t *testing.T) {
 			}
 		}()
 	}
-	Eventually(t, 30*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		for w := range writers {
 			if acked[w].Load() < 50 {
 				return fmt.Errorf("writer %d at %d", w, acked[w].Load())
@@ -314,7 +315,7 @@ func checkConsistent(t *testing.T, file string, before []int64) {
 	g := StartGoblind(t, NodeOptions{Data: dir})
 	c := g.Client(patient)
 	ctx := context.Background()
-	Eventually(t, 30*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		n, err := c.Exists(ctx, "std").Result()
 		if err == nil && n != 1 {
 			err = errors.New("not restored yet")

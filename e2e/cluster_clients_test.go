@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,7 +23,7 @@ import (
 // RouteByLatency to the one node with the lowest PING latency, and
 // RouteByLatency with a tolerance round-robin over the nodes within it.
 func TestClusterClients(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	waitClusterSlots(t, nodes, leader)
@@ -121,7 +122,7 @@ func TestClusterClients(t *testing.T) {
 func waitClusterSlots(t testing.TB, nodes []*ClusterNode, leader *ClusterNode) {
 	t.Helper()
 	ctx := context.Background()
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		for _, n := range nodes {
 			slots, err := n.Client().ClusterSlots(ctx).Result()
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 	"gopkg.in/yaml.v3"
 )
@@ -77,7 +78,7 @@ func (s *loopbackService) addr(t testing.TB, port string) string {
 	if p, ok := s.ports[port]; ok {
 		return net.JoinHostPort(s.ip, p)
 	}
-	_, p, err := net.SplitHostPort(FreeAddr(t, s.ip))
+	_, p, err := net.SplitHostPort(testutil.FreeAddr(t, s.ip))
 	if err != nil {
 		t.Fatal(err)
 	}

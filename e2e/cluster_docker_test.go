@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -42,7 +43,7 @@ func TestDockerCompose(t *testing.T) {
 	if out, err := dockerRun(t, 20*time.Second, nil, "docker-compose", "version"); err != nil {
 		t.Skipf("docker-compose is not available: %v: %s", err, strings.TrimSpace(out))
 	}
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	suffix := fmt.Sprintf("%d", rng.Uint32())
 	image := "goblin-e2e:" + suffix
 	project := "goblin-e2e-" + suffix
@@ -62,7 +63,7 @@ func TestDockerCompose(t *testing.T) {
 	ports := map[string]string{}
 	env := []string{"GOBLIN_IMAGE=" + image, "GOBLIN_SECRETS=" + secrets}
 	for i := 1; i <= 3; i++ {
-		_, p, _ := net.SplitHostPort(FreeAddr(t, ""))
+		_, p, _ := net.SplitHostPort(testutil.FreeAddr(t, ""))
 		ports[fmt.Sprintf("goblin%d", i)] = p
 		env = append(env, fmt.Sprintf("GOBLIN%d_PORT=%s", i, p))
 	}
@@ -91,7 +92,7 @@ func TestDockerCompose(t *testing.T) {
 	alive := func() map[string]*redis.Client { return clients }
 	leader := waitLeaderOf(t, 60*time.Second, alive)
 	t.Logf("compose cluster formed, led by %s", leader)
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		out, err := compose(time.Minute, "ps")
 		if err != nil {
 			return err
@@ -140,8 +141,8 @@ func TestDockerCompose(t *testing.T) {
 		}
 		gossipSeeds = append(gossipSeeds, net.JoinHostPort(f[0], "7946"))
 	}
-	outsider := StartGoblind(t, NodeOptions{Addr: FreeAddr(t, gateway), Raft: FreeAddr(t, gateway), Args: []string{"--id", "outsider",
-		"--gossip-addr", FreeAddr(t, gateway), "--join", strings.Join(gossipSeeds, ","), "--cluster-secret-file", writeSecret(t), "--leave-on-shutdown=false"}})
+	outsider := StartGoblind(t, NodeOptions{Addr: testutil.FreeAddr(t, gateway), Raft: testutil.FreeAddr(t, gateway), Args: []string{"--id", "outsider",
+		"--gossip-addr", testutil.FreeAddr(t, gateway), "--join", strings.Join(gossipSeeds, ","), "--cluster-secret-file", writeSecret(t), "--leave-on-shutdown=false"}})
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
 		for svc, c := range clients {
 			ns, err := GoblinNodes(ctx, c)
@@ -172,7 +173,7 @@ func TestDockerCompose(t *testing.T) {
 	killed := time.Now()
 	delete(clients, leader)
 	var failover time.Duration
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		if err := clients[writer].ZAdd(ctx, "lb", redis.Z{Score: 2, Member: "b"}).Err(); err != nil {
 			return err
 		}

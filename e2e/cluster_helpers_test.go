@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/goblindb/goblin/internal/testutil"
+	"github.com/redis/go-redis/v9"
 )
 
 // ClusterNode is one goblind of a test cluster.
@@ -35,12 +34,6 @@ type ClusterOptions struct {
 	Data func(i int) string
 }
 
-// testSeed returns the seed for a test's random choices (GOBLIN_SEED
-// replays one) and logs it.
-func testSeed(t testing.TB) *rand.Rand {
-	return testutil.Rand(t, 3)
-}
-
 // StartCluster starts o.Size goblind processes that form a cluster through
 // gossip, in a random order with random delays (as people start them), and
 // waits until they agree on a leader.
@@ -52,7 +45,7 @@ func StartCluster(t testing.TB, rng *rand.Rand, o ClusterOptions) []*ClusterNode
 	nodes := make([]*ClusterNode, o.Size)
 	var seeds []string
 	for i := range nodes {
-		nodes[i] = &ClusterNode{ID: fmt.Sprintf("n%d", i+1), Gossip: FreeAddr(t, "")}
+		nodes[i] = &ClusterNode{ID: fmt.Sprintf("n%d", i+1), Gossip: testutil.FreeAddr(t, "")}
 		seeds = append(seeds, nodes[i].Gossip)
 	}
 	order := rng.Perm(o.Size)
@@ -145,7 +138,7 @@ func WaitLeader(t testing.TB, nodes []*ClusterNode, d time.Duration) *ClusterNod
 func waitLeaderOf(t testing.TB, d time.Duration, clients func() map[string]*redis.Client) string {
 	t.Helper()
 	var leader string
-	Eventually(t, d, func() error {
+	testutil.Eventually(t, d, func() error {
 		leader = ""
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()

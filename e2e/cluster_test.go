@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -17,7 +18,7 @@ import (
 // a follower is readable on every node, and ZRANK/ZRANGE are served by
 // the followers.
 func TestClusterWriteAnywhereReadEverywhere(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)
@@ -48,7 +49,7 @@ func TestClusterWriteAnywhereReadEverywhere(t *testing.T) {
 // go-redis's ClusterClient with ReadOnly sends rank reads to the followers
 // (CLUSTER SLOTS shows them as replicas) and writes to the leader.
 func TestClusterClientReadOnlyRoutesReadsToFollowers(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)
@@ -108,7 +109,7 @@ func TestClusterClientReadOnlyRoutesReadsToFollowers(t *testing.T) {
 // no acknowledged write is missing, and the old node catches up when it
 // comes back.
 func TestClusterKillLeader(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)
@@ -203,7 +204,7 @@ func TestClusterKillLeader(t *testing.T) {
 	ro := leader.Client(func(o *redis.Options) {
 		o.OnConnect = func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }
 	})
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		s, err := ro.ZScore(ctx, "probe", "after").Result()
 		if err != nil || s != 2 {
 			return fmt.Errorf("restarted node reads probe/after = %v, %v", s, err)
@@ -216,7 +217,7 @@ func TestClusterKillLeader(t *testing.T) {
 // A 5-node cluster loses two nodes (the leader among them) and keeps
 // serving writes and reads.
 func TestFiveNodesLoseTwo(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 5})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)
@@ -249,7 +250,7 @@ func TestFiveNodesLoseTwo(t *testing.T) {
 // configuration, so the remaining two keep a majority of a two-voter
 // configuration; when it comes back it is added again.
 func TestClusterGracefulLeave(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Leave: true})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)
@@ -260,7 +261,7 @@ func TestClusterGracefulLeave(t *testing.T) {
 	}
 	rest := Followers(nodes, leaver)
 	newLeader := WaitLeader(t, nodes, 30*time.Second)
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		members, err := GoblinNodes(ctx, newLeader.Client())
 		if err != nil {
 			return err
@@ -279,7 +280,7 @@ func TestClusterGracefulLeave(t *testing.T) {
 	}
 	leaver.Restart()
 	WaitLeader(t, nodes, 30*time.Second)
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		members, err := GoblinNodes(ctx, newLeader.Client())
 		if err != nil {
 			return err
@@ -301,7 +302,7 @@ func TestClusterGracefulLeave(t *testing.T) {
 // A follower that misses many entries while down catches up by snapshot
 // install (the leader compacted its log meanwhile).
 func TestClusterSnapshotCatchUp(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Args: []string{"--snapshot-threshold", "64", "--snapshot-interval", "200ms", "--fsync", "everysec"}})
 	ctx := context.Background()
 	leader := WaitLeader(t, nodes, 30*time.Second)
@@ -321,7 +322,7 @@ func TestClusterSnapshotCatchUp(t *testing.T) {
 	}
 	compactLog(t, leader)
 	lagger.Restart()
-	Eventually(t, 30*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		n, err := lagger.Client().ZCard(ctx, "s7").Result()
 		if err != nil || n != 200 {
 			return fmt.Errorf("restarted follower: ZCARD s7 = %v, %v", n, err)
@@ -360,7 +361,7 @@ func waitCaughtUp(t testing.TB, nodes []*ClusterNode, leader *ClusterNode) {
 	}
 	commit, _ := strconv.ParseUint(info["goblin_commit_index"], 10, 64)
 	for _, f := range Followers(nodes, leader) {
-		Eventually(t, 10*time.Second, func() error {
+		testutil.Eventually(t, 10*time.Second, func() error {
 			fi, err := Info(ctx, f.Client(), "replication")
 			if err != nil {
 				return err

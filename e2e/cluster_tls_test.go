@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -27,11 +28,11 @@ func TestTLSOnlyCluster(t *testing.T) {
 	var seeds []string
 	gossip := make([]string, 3)
 	for i := range gossip {
-		gossip[i] = FreeAddr(t, "")
+		gossip[i] = testutil.FreeAddr(t, "")
 		seeds = append(seeds, gossip[i])
 	}
 	for i := range 3 {
-		tlsAddr := FreeAddr(t, "")
+		tlsAddr := testutil.FreeAddr(t, "")
 		args := []string{"--id", fmt.Sprintf("n%d", i+1), "--gossip-addr", gossip[i], "--join", strings.Join(seeds, ","),
 			"--bootstrap-expect", "3", "--cluster-secret-file", secret, "--leave-on-shutdown=false", "--log-level", "info",
 			"--tls-only", "--tls-port", fmt.Sprint(portOf(t, tlsAddr)),
@@ -43,7 +44,7 @@ func TestTLSOnlyCluster(t *testing.T) {
 	}
 	ctx := context.Background()
 	var leader string
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		for _, n := range nodes {
 			slots, err := n.c.ClusterSlots(ctx).Result()
 			if err != nil {
@@ -75,7 +76,7 @@ func TestTLSOnlyCluster(t *testing.T) {
 	}
 	// ReadOnly reads go to followers and read their local state, which
 	// catches up with the writes within the replication lag.
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		if n, err := cc.ZCard(ctx, "lb").Result(); err != nil || n != 20 {
 			return fmt.Errorf("ZCARD through the cluster client: %d %v", n, err)
 		}

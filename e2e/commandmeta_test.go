@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // Differential test of command metadata: COMMAND INFO, COMMAND DOCS,
@@ -104,11 +106,11 @@ func TestCommandMetaMatchesRedis72(t *testing.T) {
 
 // startRedis72 starts $REDIS_SERVER, skipping the test unless it is
 // Redis 7.2.
-func startRedis72(t *testing.T) *RedisServer {
+func startRedis72(t *testing.T) *testutil.Redis {
 	t.Helper()
-	r, version := startRedisServer(t)
-	if !strings.HasPrefix(version, "7.2.") {
-		t.Skipf("the reference is Redis %s; this test compares with 7.2 only", version)
+	r := testutil.StartRedis(t)
+	if !strings.HasPrefix(r.Version, "7.2.") {
+		t.Skipf("the reference is Redis %s; this test compares with 7.2 only", r.Version)
 	}
 	return r
 }

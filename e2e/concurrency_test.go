@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // Scenarios with several concurrent clients (blocking pops, transactions,
@@ -50,7 +52,7 @@ func (e *scenarioEnv) note(format string, args ...any) {
 func (e *scenarioEnv) waitBlocked(c *dconn, n int) {
 	e.t.Helper()
 	want := fmt.Sprintf("blocked_clients:%d\r\n", n)
-	Eventually(e.t, 10*time.Second, func() error {
+	testutil.Eventually(e.t, 10*time.Second, func() error {
 		if info := e.do(c, "INFO", "clients"); !strings.Contains(info, want) {
 			return fmt.Errorf("waiting for %q", strings.TrimSpace(want))
 		}
@@ -249,7 +251,7 @@ var scenarios = []struct {
 		e.do(a, "ZADD", "keep", "1", "x")
 		e.note("pexpire %q", e.do(a, "PEXPIRE", "e", "300"))
 		e.do(a, "WATCH", "e")
-		Eventually(e.t, 10*time.Second, func() error {
+		testutil.Eventually(e.t, 10*time.Second, func() error {
 			if r := e.do(b, "EXISTS", "e"); r != ":0\r\n" {
 				return fmt.Errorf("key still there: %q", r)
 			}
@@ -265,7 +267,7 @@ var scenarios = []struct {
 		a, b := e.conn(), e.conn()
 		e.do(a, "ZADD", "gone", "1", "x")
 		e.do(a, "PEXPIRE", "gone", "100")
-		Eventually(e.t, 10*time.Second, func() error {
+		testutil.Eventually(e.t, 10*time.Second, func() error {
 			if r := e.do(b, "EXISTS", "gone"); r != ":0\r\n" {
 				return fmt.Errorf("key still there: %q", r)
 			}
@@ -281,7 +283,7 @@ var scenarios = []struct {
 // TestConcurrentClientsMatchRedis runs every scenario on both servers and
 // compares the observations.
 func TestConcurrentClientsMatchRedis(t *testing.T) {
-	rs := StartRedis(t)
+	rs := testutil.StartRedis(t)
 	g := StartGoblind(t, NodeOptions{Args: []string{"--double-format", "7.0", "--fsync", "everysec"}})
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
@@ -331,7 +333,7 @@ func TestBlockedClientsLeaveOnShutdown(t *testing.T) {
 // own node applying the write and receives a distinct member, decided by
 // the log; the set ends where every node agrees.
 func TestClusterBlockedPops(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	var waiters []*dconn
@@ -370,7 +372,7 @@ func TestClusterBlockedPops(t *testing.T) {
 	for _, n := range nodes {
 		ne := &scenarioEnv{t: t, addr: n.Addr}
 		nc := ne.conn()
-		Eventually(t, 10*time.Second, func() error {
+		testutil.Eventually(t, 10*time.Second, func() error {
 			r := ne.do(nc, "ZRANGE", "jobs", "0", "-1")
 			v := mustParse([]byte(r))
 			if len(v.elems) != 1 || got[v.elems[0].str] {

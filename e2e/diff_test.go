@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/resp/wire"
 )
 
@@ -35,7 +36,7 @@ var (
 )
 
 func TestDifferential(t *testing.T) {
-	rs := StartRedis(t)
+	rs := testutil.StartRedis(t)
 	g := StartGoblind(t, NodeOptions{Args: []string{"--double-format", "7.0", "--fsync", "everysec"}})
 	t.Logf("seed %d, %d commands (-args -diff.seed=%d -diff.count=%d)", *diffSeed, *diffCount, *diffSeed, *diffCount)
 	d := &differ{t: t, addrs: [2]string{rs.Addr, g.Addr}}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/goblindb/goblin/internal/faults"
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // The drill e2e tests run `goblin drill` against real 3-node clusters,
@@ -81,7 +82,7 @@ type drillReport struct {
 func runDrill(t *testing.T, env []string, args ...string) *drillReport {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "drill")
-	seed := strconv.FormatUint(testSeed(t).Uint64(), 10)
+	seed := strconv.FormatUint(testutil.Rand(t, 3).Uint64(), 10)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, goblinBinary(t), append([]string{"drill", "--out", out, "--seed", seed, "--check-timeout", "2m"}, args...)...)
@@ -152,7 +153,7 @@ func stopRestarted(t *testing.T, nodes []*ClusterNode) {
 // drillCluster starts a 3-node cluster for a drill and returns its
 // RESP addresses.
 func drillCluster(t *testing.T) []*ClusterNode {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	t.Cleanup(func() { stopRestarted(t, nodes) })
 	return nodes
@@ -213,7 +214,7 @@ func TestDrillCompose(t *testing.T) {
 	if out, err := dockerRun(t, 20*time.Second, nil, "docker-compose", "version"); err != nil {
 		t.Skipf("docker-compose is not available: %v: %s", err, strings.TrimSpace(out))
 	}
-	suffix := fmt.Sprintf("%d", testSeed(t).Uint32())
+	suffix := fmt.Sprintf("%d", testutil.Rand(t, 3).Uint32())
 	image := "goblin-drill-e2e:" + suffix
 	project := "goblin-drill-e2e-" + suffix
 	if out, err := dockerRun(t, 5*time.Minute, nil, "scripts/docker-image.sh", image); err != nil {
@@ -230,7 +231,7 @@ func TestDrillCompose(t *testing.T) {
 	}
 	env := []string{"GOBLIN_IMAGE=" + image, "GOBLIN_SECRETS=" + secrets}
 	for i := 1; i <= 3; i++ {
-		_, p, _ := net.SplitHostPort(FreeAddr(t, ""))
+		_, p, _ := net.SplitHostPort(testutil.FreeAddr(t, ""))
 		env = append(env, fmt.Sprintf("GOBLIN%d_PORT=%s", i, p))
 	}
 	compose := func(timeout time.Duration, args ...string) (string, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/rdb"
 )
 
@@ -139,7 +140,8 @@ func restamp(p []byte, version uint16) []byte {
 
 func TestDumpRestoreWithRedis(t *testing.T) {
 	ctx := context.Background()
-	rs, version := startRedisServer(t)
+	rs := testutil.StartRedis(t)
+	version := rs.Version
 	g := StartGoblind(t, NodeOptions{})
 	rc := redis.NewClient(&redis.Options{Addr: rs.Addr, Protocol: 2, MaxRetries: -1})
 	defer rc.Close()
@@ -204,7 +206,8 @@ func TestDumpRestoreWithRedis(t *testing.T) {
 // (whose output in Redis also depends on memory left by earlier calls).
 func TestDumpBytesAsRedis72(t *testing.T) {
 	ctx := context.Background()
-	rs, version := startRedisServer(t)
+	rs := testutil.StartRedis(t)
+	version := rs.Version
 	if !atLeast72(version) {
 		t.Skipf("redis %s: DUMP payloads of RDB 11 need Redis 7.2", version)
 	}
@@ -239,7 +242,8 @@ func TestDumpBytesAsRedis72(t *testing.T) {
 
 func TestMigrateFromRedis(t *testing.T) {
 	ctx := context.Background()
-	rs, version := startRedisServer(t)
+	rs := testutil.StartRedis(t)
+	version := rs.Version
 	const pass = "migrate-secret"
 	g := StartGoblind(t, NodeOptions{Args: []string{"--requirepass", pass}, Password: pass})
 	rc := redis.NewClient(&redis.Options{Addr: rs.Addr, Protocol: 2, MaxRetries: -1})
@@ -311,7 +315,7 @@ func TestMigrateFromRedis(t *testing.T) {
 // answered by the follower itself.
 func TestRestoreThroughCluster(t *testing.T) {
 	ctx := context.Background()
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Args: []string{"--packed", "ids:*=int64:float32"}})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	f := Followers(nodes, leader)[0]

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -184,7 +185,7 @@ func (p *failoverProbe) runPy(t *testing.T, py, key string, addrs []string, opti
 // client pointed at a node that survives. Each must write again; the figures go to the log and to
 // docs/cluster.md.
 func TestFailoverClients(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	var addrs []string
@@ -222,7 +223,7 @@ func TestFailoverClients(t *testing.T) {
 
 	// Every client writes before the kill.
 	for _, p := range probes {
-		Eventually(t, 30*time.Second, func() error {
+		testutil.Eventually(t, 30*time.Second, func() error {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			if p.okBefore == 0 {
@@ -243,7 +244,7 @@ func TestFailoverClients(t *testing.T) {
 		limit = 120 * time.Second
 	}
 	for _, p := range probes {
-		Eventually(t, limit, func() error {
+		testutil.Eventually(t, limit, func() error {
 			if _, ok := p.gap(); !ok {
 				p.mu.Lock()
 				defer p.mu.Unlock()

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -14,9 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/goblindb/goblin/internal/freeport"
 )
 
 // goblindBin is the goblind binary built once for the whole test run.
@@ -41,17 +39,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// FreeAddr returns a loopback address with a port that was free a moment
-// ago. host defaults to 127.0.0.1.
-func FreeAddr(t testing.TB, host string) string {
-	t.Helper()
-	addr, err := freeport.Addr(host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
-
 // Goblind is one goblind process started by a test.
 type Goblind struct {
 	t    testing.TB
@@ -67,7 +54,7 @@ type Goblind struct {
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
-	logs *bytes.Buffer
+	logs *testutil.SyncBuffer
 	done chan struct{}
 }
 
@@ -89,10 +76,10 @@ type NodeOptions struct {
 func StartGoblind(t testing.TB, o NodeOptions) *Goblind {
 	t.Helper()
 	if o.Addr == "" {
-		o.Addr = FreeAddr(t, "")
+		o.Addr = testutil.FreeAddr(t, "")
 	}
 	if o.Raft == "" {
-		o.Raft = FreeAddr(t, "")
+		o.Raft = testutil.FreeAddr(t, "")
 	}
 	if o.Data == "" {
 		o.Data = t.TempDir()
@@ -120,10 +107,9 @@ func (g *Goblind) start(env []string) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	if g.logs == nil {
-		g.logs = &bytes.Buffer{}
+		g.logs = &testutil.SyncBuffer{}
 	}
-	w := &lockedWriter{mu: &g.mu, buf: g.logs}
-	cmd.Stdout, cmd.Stderr = w, w
+	cmd.Stdout, cmd.Stderr = g.logs, g.logs
 	if err := cmd.Start(); err != nil {
 		g.t.Fatalf("starting goblind: %v", err)
 	}
@@ -136,23 +122,8 @@ func (g *Goblind) start(env []string) {
 	}()
 }
 
-type lockedWriter struct {
-	mu  *sync.Mutex
-	buf *bytes.Buffer
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
 // Log returns what the process has written so far.
-func (g *Goblind) Log() string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.logs.String()
-}
+func (g *Goblind) Log() string { return g.logs.String() }
 
 // WaitReady polls until the node answers PING, failing the test after d.
 func (g *Goblind) WaitReady(d time.Duration) {
@@ -243,23 +214,6 @@ func (g *Goblind) Client(opts ...func(*redis.Options)) *redis.Client {
 	c := redis.NewClient(o)
 	g.t.Cleanup(func() { c.Close() })
 	return c
-}
-
-// Eventually polls cond until it returns nil or d passes, then fails the
-// test with cond's last error.
-func Eventually(t testing.TB, d time.Duration, cond func() error) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		err := cond()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %v: %v", d, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // portOf returns the numeric port of a host:port address.

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -72,7 +73,7 @@ type importFixture struct {
 	ttls    map[string]bool     // "db/key" of sets with a TTL
 }
 
-func newImportFixture(t *testing.T, ctx context.Context, rs *RedisServer, version string) *importFixture {
+func newImportFixture(t *testing.T, ctx context.Context, rs *testutil.Redis, version string) *importFixture {
 	seed := rand.Uint64()
 	t.Logf("seed %d, redis %s", seed, version)
 	r := rand.New(rand.NewPCG(seed, 0))
@@ -166,7 +167,8 @@ func startImportTarget(t *testing.T) *Goblind {
 
 func TestImportRDB(t *testing.T) {
 	ctx := context.Background()
-	rs, version := startRedisServer(t)
+	rs := testutil.StartRedis(t)
+	version := rs.Version
 	f := newImportFixture(t, ctx, rs, version)
 	dir := f.rc.ConfigGet(ctx, "dir").Val()["dir"]
 	if err := f.rc.Save(ctx).Err(); err != nil {
@@ -197,7 +199,8 @@ func TestImportRDB(t *testing.T) {
 
 func TestImportFromRedis(t *testing.T) {
 	ctx := context.Background()
-	rs, version := startRedisServer(t)
+	rs := testutil.StartRedis(t)
+	version := rs.Version
 	f := newImportFixture(t, ctx, rs, version)
 	g := startImportTarget(t)
 	from := "redis://" + rs.Addr

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -127,7 +128,7 @@ func TestMaxClientsUnderFileLimit(t *testing.T) {
 			t.Fatalf("ZADD with every client place taken: %v", err)
 		}
 	}
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		if got := infoInt(t, ctl, "raft", "raft_last_snapshot_index"); got <= before {
 			return fmt.Errorf("no snapshot since index %d", before)
 		}
@@ -145,7 +146,7 @@ func TestMaxClientsKeepsPeerDescriptors(t *testing.T) {
 	if _, err := exec.LookPath("prlimit"); err != nil {
 		t.Skip("prlimit is not installed")
 	}
-	nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	ctx := context.Background()
 	lc := leader.Client(func(o *redis.Options) { o.PoolSize = 1 })
@@ -304,7 +305,7 @@ func TestMaxMemoryUnderAddressSpaceLimit(t *testing.T) {
 		t.Fatalf("DEL = %d, %v", n, err)
 	}
 	// Writes resume once the memory is free again.
-	Eventually(t, 20*time.Second, func() error { return zadd("small", 0) })
+	testutil.Eventually(t, 20*time.Second, func() error { return zadd("small", 0) })
 	if !g.Running() || strings.Contains(g.Log(), "fatal error") {
 		t.Fatalf("goblind died:\n%s", g.Log())
 	}
@@ -314,7 +315,7 @@ func TestMaxMemoryUnderAddressSpaceLimit(t *testing.T) {
 // writes sent to any node (a follower forwards them, and the refusal
 // comes back as Redis's -OOM); a follower's own maxmemory does not.
 func TestMaxMemoryLeaderDecidesInCluster(t *testing.T) {
-	nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	follower := Followers(nodes, leader)[0]
 	ctx := context.Background()

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -16,10 +15,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -43,10 +42,8 @@ func requireTool(t *testing.T, bin, pkg string) string {
 func startTool(t *testing.T, path string, args ...string) {
 	t.Helper()
 	cmd := exec.Command(path, args...)
-	var mu sync.Mutex
-	var buf bytes.Buffer
-	out := &lockedWriter{mu: &mu, buf: &buf}
-	cmd.Stdout, cmd.Stderr = out, out
+	var out testutil.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", path, err)
 	}
@@ -61,9 +58,7 @@ func startTool(t *testing.T, path string, args ...string) {
 			<-done
 		}
 		if t.Failed() {
-			mu.Lock()
-			t.Logf("%s output:\n%s", filepath.Base(path), buf.String())
-			mu.Unlock()
+			t.Logf("%s output:\n%s", filepath.Base(path), out.String())
 		}
 	})
 }
@@ -118,10 +113,10 @@ func TestRedisExporter(t *testing.T) {
 		c.ZScore(ctx, "k0", "m")
 	}
 
-	listen := FreeAddr(t, "")
+	listen := testutil.FreeAddr(t, "")
 	startTool(t, exporter, "-redis.addr", "redis://"+g.Addr, "-web.listen-address", listen)
 	var scrape string
-	Eventually(t, 15*time.Second, func() error {
+	testutil.Eventually(t, 15*time.Second, func() error {
 		var err error
 		scrape, err = httpGet("http://" + listen + "/metrics")
 		return err
@@ -161,7 +156,7 @@ func metricsURL(t *testing.T, g *Goblind) string {
 	t.Helper()
 	re := regexp.MustCompile(`serving metrics: url=(\S+)`)
 	var u string
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		m := re.FindStringSubmatch(g.Log())
 		if m == nil {
 			return fmt.Errorf("goblind at %s has not logged its metrics URL", g.Addr)
@@ -177,7 +172,7 @@ func metricsURL(t *testing.T, g *Goblind) string {
 // node's Raft commit index back with PromQL.
 func TestPrometheusScrapesCluster(t *testing.T) {
 	prom := requireTool(t, "prometheus", "prometheus")
-	nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3, Args: []string{"--metrics-addr", "127.0.0.1:0"}})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3, Args: []string{"--metrics-addr", "127.0.0.1:0"}})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	ctx := context.Background()
 	lc := leader.Client(patient)
@@ -234,7 +229,7 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 	if err := os.WriteFile(config, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	listen := FreeAddr(t, "")
+	listen := testutil.FreeAddr(t, "")
 	startTool(t, prom, "--config.file", config, "--storage.tsdb.path", filepath.Join(dir, "data"),
 		"--web.listen-address", listen)
 
@@ -247,7 +242,7 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 			}
 		}
 	}
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		body, err := httpGet("http://" + listen + "/api/v1/query?query=" + url.QueryEscape(`goblin_raft_commit_index{job="goblin"}`))
 		if err != nil {
 			return err
@@ -291,9 +286,9 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 // TestMetricsAddrOffLoopback: plain HTTP off loopback is refused unless
 // asked for explicitly.
 func TestMetricsAddrOffLoopback(t *testing.T) {
-	port := portOf(t, FreeAddr(t, ""))
+	port := portOf(t, testutil.FreeAddr(t, ""))
 	g := StartGoblind(t, NodeOptions{NoWait: true, Args: []string{"--metrics-addr", "0.0.0.0:" + strconv.Itoa(port)}})
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		if g.Running() {
 			return fmt.Errorf("still running")
 		}
@@ -370,7 +365,7 @@ func TestLogFormatJSON(t *testing.T) {
 // any address, without --metrics-allow-remote.
 func TestMetricsOverTLS(t *testing.T) {
 	p := newPKI(t)
-	port := portOf(t, FreeAddr(t, ""))
+	port := portOf(t, testutil.FreeAddr(t, ""))
 	n := startTLSNode(t, p, "--metrics-addr", "0.0.0.0:"+strconv.Itoa(port), "--log-level", "info")
 	u := metricsURL(t, n.Goblind)
 	if !strings.HasPrefix(u, "https://") {
@@ -414,7 +409,7 @@ func TestMetricsSnapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		body, err := httpGet(u)
 		if err != nil {
 			return err

@@ -18,6 +18,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblindb/goblin/internal/faults"
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // partitionNetwork puts a cluster's nodes under a faults.Network that
@@ -68,20 +69,7 @@ type counterOutput struct {
 // member that exists is never 0).
 var counterModel = porcupine.Model{
 	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
-		by := map[string][]porcupine.Operation{}
-		var keys []string
-		for _, op := range history {
-			k := op.Input.(counterInput).key
-			if _, ok := by[k]; !ok {
-				keys = append(keys, k)
-			}
-			by[k] = append(by[k], op)
-		}
-		var out [][]porcupine.Operation
-		for _, k := range keys {
-			out = append(out, by[k])
-		}
-		return out
+		return testutil.GroupBy(history, func(op porcupine.Operation) string { return op.Input.(counterInput).key })
 	},
 	Init: func() interface{} { return int64(0) },
 	Step: func(state, input, output interface{}) (bool, interface{}) {
@@ -304,7 +292,7 @@ func currentLeader(t *testing.T, nodes []*ClusterNode) *ClusterNode {
 // the counters' history, with uncertain increments as possibly applied,
 // is linearizable (porcupine).
 func TestPartitionsTellTheTruthAboutWrites(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	net := partitionNetwork(t, nodes)
 	var clients []*redis.Client
@@ -348,7 +336,7 @@ func TestPartitionsTellTheTruthAboutWrites(t *testing.T) {
 // what the leader had committed it catches up first or refuses.
 func TestPartitionReadonlyStaleness(t *testing.T) {
 	const staleness = time.Second
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Args: []string{"--max-staleness", staleness.String()}})
 	net := partitionNetwork(t, nodes)
 	leader := currentLeader(t, nodes)
@@ -361,7 +349,7 @@ func TestPartitionReadonlyStaleness(t *testing.T) {
 	ro := f.Client(patient, func(o *redis.Options) {
 		o.OnConnect = func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }
 	})
-	Eventually(t, 10*time.Second, func() error {
+	testutil.Eventually(t, 10*time.Second, func() error {
 		if s, err := ro.ZScore(ctx, "x", "m").Result(); err != nil || s != 1 {
 			return fmt.Errorf("x=%v, %v", s, err)
 		}
@@ -419,7 +407,7 @@ func TestPartitionReadonlyStaleness(t *testing.T) {
 // TRYAGAIN and CLUSTERDOWN by itself, does not retry it: the node sees the
 // command once.
 func TestUncertainWriteIsNotRetried(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
 	net := partitionNetwork(t, nodes)
 	ctx := context.Background()

@@ -19,8 +19,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblindb/goblin/cluster"
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/internal/tlsconf"
 	"github.com/goblindb/goblin/raftfsm"
+	"github.com/goblindb/goblin/resp/wire"
 )
 
 // These tests play an outsider on the network against the node-to-node
@@ -42,9 +44,7 @@ func writeSecret(t testing.TB) string {
 
 // zaddEntry is a well-formed log entry adding member to key.
 func zaddEntry(key, member string) []byte {
-	e := raftfsm.Entry{Op: raftfsm.OpCommand, Time: time.Now().UnixMilli(), Proto: 2,
-		Commands: []raftfsm.Command{{Argv: [][]byte{[]byte("ZADD"), []byte(key), []byte("1"), []byte(member)}}}}
-	return e.Encode(nil)
+	return raftfsm.CommandEntry(time.Now().UnixMilli(), 0, "ZADD", key, "1", member).Encode(nil)
 }
 
 // injectAppendEntries plays a Raft leader of a high term with
@@ -81,7 +81,7 @@ func TestOutsiderRaftSingleNode(t *testing.T) {
 	g := StartGoblind(t, NodeOptions{Args: []string{"--requirepass", "pw"}, NoWait: true})
 	c := g.Client(func(o *redis.Options) { o.Password = "pw" })
 	defer c.Close()
-	Eventually(t, 20*time.Second, func() error { return c.Ping(context.Background()).Err() })
+	testutil.Eventually(t, 20*time.Second, func() error { return c.Ping(context.Background()).Err() })
 	if err := injectAppendEntries(t, g.Raft); err == nil {
 		t.Fatal("AppendEntries to a single node's Raft address was answered")
 	} else {
@@ -103,7 +103,7 @@ func TestOutsiderRaftCluster(t *testing.T) {
 			if mode == "secret" {
 				args = []string{"--cluster-secret-file", writeSecret(t)}
 			}
-			nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3, Args: args})
+			nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3, Args: args})
 			leader := WaitLeader(t, nodes, 30*time.Second)
 			ctx := context.Background()
 			before := settledApplied(t, leader, len(nodes))
@@ -210,14 +210,14 @@ func knows(t testing.TB, nodes []*ClusterNode, id string) bool {
 // one with the secret joins (the test's own check that it can fail).
 func TestGossipJoinWithoutKey(t *testing.T) {
 	secret := writeSecret(t)
-	nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3, Args: []string{"--cluster-secret-file", secret}})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3, Args: []string{"--cluster-secret-file", secret}})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	seeds := make([]string, len(nodes))
 	for i, n := range nodes {
 		seeds[i] = n.Gossip
 	}
 	join := func(id string, extra ...string) *Goblind {
-		args := append([]string{"--id", id, "--gossip-addr", FreeAddr(t, ""), "--join", strings.Join(seeds, ","), "--log-level", "info", "--leave-on-shutdown=false"}, extra...)
+		args := append([]string{"--id", id, "--gossip-addr", testutil.FreeAddr(t, ""), "--join", strings.Join(seeds, ","), "--log-level", "info", "--leave-on-shutdown=false"}, extra...)
 		return StartGoblind(t, NodeOptions{Args: args})
 	}
 	nokey := join("nokey")
@@ -244,7 +244,7 @@ func TestGossipJoinWithoutKey(t *testing.T) {
 	}
 	// The control: the same join with the secret succeeds.
 	join("friend", "--cluster-secret-file", secret)
-	Eventually(t, 30*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		for _, id := range configIDs(t, leader) {
 			if id == "friend" {
 				return nil
@@ -279,7 +279,7 @@ func TestClusterTLSRogueCertificate(t *testing.T) {
 	var nodes []*ClusterNode
 	var seeds []string
 	for i := 1; i <= 3; i++ {
-		n := &ClusterNode{ID: fmt.Sprintf("n%d", i), Gossip: FreeAddr(t, "")}
+		n := &ClusterNode{ID: fmt.Sprintf("n%d", i), Gossip: testutil.FreeAddr(t, "")}
 		nodes = append(nodes, n)
 		seeds = append(seeds, n.Gossip)
 	}
@@ -293,11 +293,11 @@ func TestClusterTLSRogueCertificate(t *testing.T) {
 	}
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	start := func(id string, f tlsconf.Files) {
-		args := append([]string{"--id", id, "--gossip-addr", FreeAddr(t, ""), "--join", strings.Join(seeds, ","), "--log-level", "info", "--leave-on-shutdown=false"}, tlsArgs(f)...)
+		args := append([]string{"--id", id, "--gossip-addr", testutil.FreeAddr(t, ""), "--join", strings.Join(seeds, ","), "--log-level", "info", "--leave-on-shutdown=false"}, tlsArgs(f)...)
 		StartGoblind(t, NodeOptions{Args: args, Env: env})
 	}
 	start("rogue", rogue["rogue"])
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		if !knows(t, nodes, "rogue") {
 			return fmt.Errorf("gossip has not seen the rogue node yet")
 		}
@@ -315,7 +315,7 @@ func TestClusterTLSRogueCertificate(t *testing.T) {
 		t.Fatalf("the leader did not log why it refused the rogue node")
 	}
 	start("friend", files["friend"])
-	Eventually(t, 30*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		for _, id := range configIDs(t, leader) {
 			if id == "friend" {
 				return nil
@@ -328,7 +328,7 @@ func TestClusterTLSRogueCertificate(t *testing.T) {
 // The internal commands are not on the client port: unknown, as Redis
 // answers an unknown command, and not listed by COMMAND.
 func TestInternalCommandsNotOnClientPort(t *testing.T) {
-	nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 1})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 1})
 	c := nodes[0].Client()
 	ctx := context.Background()
 	for _, name := range []string{"GOBLIN.APPLY", "GOBLIN.READINDEX", "GOBLIN.ADMIN", "GOBLIN.ID"} {
@@ -358,7 +358,7 @@ func TestInternalCommandsNotOnClientPort(t *testing.T) {
 // cluster goes on; a restarted node replays its log without trouble.
 func TestGarbageEntriesThroughForwarding(t *testing.T) {
 	secretFile := writeSecret(t)
-	nodes := StartCluster(t, testSeed(t), ClusterOptions{Size: 3, Args: []string{"--cluster-secret-file", secretFile}})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3, Args: []string{"--cluster-secret-file", secretFile}})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	secret, err := os.ReadFile(secretFile)
 	if err != nil {
@@ -384,28 +384,28 @@ func TestGarbageEntriesThroughForwarding(t *testing.T) {
 		bad = append(bad, b)
 	}
 	// A decodable command entry for a command that does not exist.
-	unknown := raftfsm.Entry{Op: raftfsm.OpCommand, Proto: 2, Commands: []raftfsm.Command{{Argv: [][]byte{[]byte("NOSUCHCOMMAND"), []byte("k")}}}}
+	unknown := raftfsm.CommandEntry(0, 0, "NOSUCHCOMMAND", "k")
 	bad = append(bad, unknown.Encode(nil))
 	nc.SetDeadline(time.Now().Add(20 * time.Second))
 	for i, b := range bad {
-		fmt.Fprintf(nc, "*2\r\n$12\r\nGOBLIN.APPLY\r\n$%d\r\n%s\r\n", len(b), b)
-		line, err := br.ReadString('\n')
+		nc.Write(wire.AppendCommand(nil, []byte("GOBLIN.APPLY"), b))
+		v, err := wire.ReadReply(br)
 		if err != nil {
 			t.Fatalf("entry %d (%x): no reply: %v", i, b, err)
 		}
-		if !strings.HasPrefix(line, "-") {
-			t.Fatalf("entry %d (%x) was accepted: %q", i, b, line)
+		if v.Kind != '-' {
+			t.Fatalf("entry %d (%x) was accepted: %c%q", i, b, v.Kind, v.Str)
 		}
 	}
 	// A good entry on the same connection is applied.
 	good := zaddEntry("k", "m")
-	fmt.Fprintf(nc, "*2\r\n$12\r\nGOBLIN.APPLY\r\n$%d\r\n%s\r\n", len(good), good)
-	if line, err := br.ReadString('\n'); err != nil || line != "*2\r\n" {
-		t.Fatalf("a good forwarded entry: %q %v", line, err)
+	nc.Write(wire.AppendCommand(nil, []byte("GOBLIN.APPLY"), good))
+	if v, err := wire.ReadReply(br); err != nil || v.Kind != '*' || len(v.Array) != 2 {
+		t.Fatalf("a good forwarded entry: %c%q %v", v.Kind, v.Str, err)
 	}
 	ctx := context.Background()
 	for _, n := range nodes {
-		Eventually(t, 10*time.Second, func() error {
+		testutil.Eventually(t, 10*time.Second, func() error {
 			s, err := n.Client().ZScore(ctx, "k", "m").Result()
 			if err != nil || s != 1 {
 				return fmt.Errorf("%s: ZSCORE k m: %v %v", n.ID, s, err)

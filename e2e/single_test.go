@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,7 +19,7 @@ import (
 // goblind (with Redis 7.0's double format, as the reference is Debian's
 // Redis 7.0) in RESP2 and RESP3 and compares every reply byte for byte.
 func TestRepliesMatchRedis(t *testing.T) {
-	rs := StartRedis(t)
+	rs := testutil.StartRedis(t)
 	g := StartGoblind(t, NodeOptions{Args: []string{"--double-format", "7.0"}})
 	script := [][]string{
 		{"PING"}, {"PING", "hello"}, {"ECHO", "x y"},
@@ -145,8 +146,7 @@ func TestKillNineLosesNothingAcknowledged(t *testing.T) {
 }
 
 func killNineLosesNothing(t *testing.T, args ...string) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
+	seed := testutil.Seed(t)
 	g := StartGoblind(t, NodeOptions{Args: append(args, "--snapshot-threshold", "500")})
 	c := g.Client(func(o *redis.Options) { o.PoolSize = 16; o.ReadTimeout = 5 * time.Second })
 	ctx := context.Background()
@@ -166,7 +166,7 @@ func killNineLosesNothing(t *testing.T, args ...string) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			r := rand.New(rand.NewPCG(uint64(seed), uint64(w)))
+			r := rand.New(rand.NewPCG(seed, uint64(w)))
 			for i := 0; i < 20000; i++ { // bounded; the kill ends it sooner
 				select {
 				case <-stop:
@@ -186,7 +186,7 @@ func killNineLosesNothing(t *testing.T, args ...string) {
 			}
 		}(w)
 	}
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		if n := count.Load(); n < 2000 {
 			return fmt.Errorf("only %d writes acknowledged", n)
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // Startup failures: whatever goblind cannot set up at start (a port another
@@ -49,7 +51,7 @@ func holdUDP(t *testing.T, addr string) {
 // holds it).
 func startupExit(t *testing.T, g *Goblind, want string) {
 	t.Helper()
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		if g.Running() {
 			return fmt.Errorf("goblind still running")
 		}
@@ -79,33 +81,33 @@ func TestStartupTakenPort(t *testing.T) {
 		args func(t *testing.T, o *NodeOptions) []string
 	}{
 		{"resp", func(t *testing.T, o *NodeOptions) []string {
-			o.Addr = FreeAddr(t, "")
+			o.Addr = testutil.FreeAddr(t, "")
 			holdTCP(t, o.Addr)
 			return nil
 		}},
 		{"tls", func(t *testing.T, o *NodeOptions) []string {
-			addr := FreeAddr(t, "")
+			addr := testutil.FreeAddr(t, "")
 			holdTCP(t, addr)
 			return []string{"--tls-port", fmt.Sprint(portOf(t, addr)),
 				"--tls-cert-file", p.server.Cert, "--tls-key-file", p.server.Key, "--tls-ca-cert-file", p.server.CA}
 		}},
 		{"raft", func(t *testing.T, o *NodeOptions) []string {
-			o.Raft = FreeAddr(t, "")
+			o.Raft = testutil.FreeAddr(t, "")
 			holdTCP(t, o.Raft)
-			return []string{"--bootstrap-expect", "1", "--gossip-addr", FreeAddr(t, "")}
+			return []string{"--bootstrap-expect", "1", "--gossip-addr", testutil.FreeAddr(t, "")}
 		}},
 		{"gossip tcp", func(t *testing.T, o *NodeOptions) []string {
-			addr := FreeAddr(t, "")
+			addr := testutil.FreeAddr(t, "")
 			holdTCP(t, addr)
 			return []string{"--bootstrap-expect", "1", "--gossip-addr", addr}
 		}},
 		{"gossip udp only", func(t *testing.T, o *NodeOptions) []string {
-			addr := FreeAddr(t, "")
+			addr := testutil.FreeAddr(t, "")
 			holdUDP(t, addr)
 			return []string{"--bootstrap-expect", "1", "--gossip-addr", addr}
 		}},
 		{"pprof", func(t *testing.T, o *NodeOptions) []string {
-			addr := FreeAddr(t, "")
+			addr := testutil.FreeAddr(t, "")
 			holdTCP(t, addr)
 			return []string{"--pprof", addr}
 		}},

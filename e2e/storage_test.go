@@ -11,54 +11,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/raft"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/node/wal"
 )
-
-// mountTmpfs mounts a tmpfs of size bytes on dir (created), or skips the
-// test where mounting is not allowed; it is unmounted at cleanup (after
-// the processes using it stopped: cleanups run last-registered first).
-func mountTmpfs(t *testing.T, dir string, size int) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot mount a tmpfs here (needs root): %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-}
-
-// fillDisk writes a ballast file in dir until its file system is full.
-func fillDisk(t *testing.T, dir string) string {
-	t.Helper()
-	p := filepath.Join(dir, "ballast")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 64<<10)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return p
-		}
-	}
-}
 
 // infoField reads one INFO field.
 func infoField(t testing.TB, c *redis.Client, section, key string) string {
@@ -136,7 +97,7 @@ func TestFullDiskSingleNode(t *testing.T) {
 	for _, store := range []string{"wal", "bolt"} {
 		t.Run(store, func(t *testing.T) {
 			mnt := filepath.Join(t.TempDir(), "mnt")
-			mountTmpfs(t, mnt, 20<<20)
+			testutil.MountTmpfs(t, mnt, 20<<20)
 			g := StartGoblind(t, NodeOptions{Data: filepath.Join(mnt, "data"), Args: []string{"--log-store", store}})
 			c := g.Client()
 			ctx := context.Background()
@@ -144,16 +105,16 @@ func TestFullDiskSingleNode(t *testing.T) {
 				t.Fatal(err)
 			}
 			term := infoField(t, c, "raft", "raft_term")
-			ballast := fillDisk(t, mnt)
+			ballast := testutil.FillDisk(t, mnt)
 			w := startBGWriter(g)
-			Eventually(t, 20*time.Second, func() error {
+			testutil.Eventually(t, 20*time.Second, func() error {
 				if s := infoField(t, c, "persistence", "aof_last_write_status"); s != "err" {
 					return fmt.Errorf("aof_last_write_status:%s", s)
 				}
 				return nil
 			})
 			// The fault lasts several election timeouts: no election.
-			Eventually(t, 20*time.Second, func() error {
+			testutil.Eventually(t, 20*time.Second, func() error {
 				since, _ := strconv.ParseInt(infoField(t, c, "persistence", "goblin_log_write_error_since"), 10, 64)
 				if time.Since(time.Unix(since, 0)) < 4*time.Second {
 					return errors.New("the fault is recent")
@@ -178,7 +139,7 @@ func TestFullDiskSingleNode(t *testing.T) {
 			if err := os.Remove(ballast); err != nil {
 				t.Fatal(err)
 			}
-			Eventually(t, 20*time.Second, func() error {
+			testutil.Eventually(t, 20*time.Second, func() error {
 				return c.ZAdd(ctx, "k", redis.Z{Score: 3, Member: "after"}).Err()
 			})
 			acked, err := w.end()
@@ -204,12 +165,12 @@ func TestFullDiskSingleNode(t *testing.T) {
 // takes writes, writes through the full node get MISCONF, and once space
 // is freed that node catches up and takes writes again.
 func TestFullDiskClusterLeader(t *testing.T) {
-	rng := testSeed(t)
+	rng := testutil.Rand(t, 3)
 	root := t.TempDir()
 	mnts := make([]string, 3)
 	for i := range mnts {
 		mnts[i] = filepath.Join(root, fmt.Sprint("mnt", i))
-		mountTmpfs(t, mnts[i], 24<<20)
+		testutil.MountTmpfs(t, mnts[i], 24<<20)
 	}
 	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Data: func(i int) string { return filepath.Join(mnts[i], "data") }})
 	old := WaitLeader(t, nodes, 30*time.Second)
@@ -228,7 +189,7 @@ func TestFullDiskClusterLeader(t *testing.T) {
 			mnt = mnts[i]
 		}
 	}
-	ballast := fillDisk(t, mnt)
+	ballast := testutil.FillDisk(t, mnt)
 	oc := old.Client()
 	for i := 0; ; i++ {
 		m := fmt.Sprint("b", i)
@@ -243,7 +204,7 @@ func TestFullDiskClusterLeader(t *testing.T) {
 		break
 	}
 	var leader *ClusterNode
-	Eventually(t, 30*time.Second, func() error {
+	testutil.Eventually(t, 30*time.Second, func() error {
 		leader = WaitLeader(t, nodes, 30*time.Second)
 		if leader == old {
 			return errors.New("the full node still leads")
@@ -266,7 +227,7 @@ func TestFullDiskClusterLeader(t *testing.T) {
 	if err := os.Remove(ballast); err != nil {
 		t.Fatal(err)
 	}
-	Eventually(t, 90*time.Second, func() error {
+	testutil.Eventually(t, 90*time.Second, func() error {
 		return oc.ZAdd(ctx, "k", redis.Z{Score: 1, Member: "healed"}).Err()
 	})
 	acked = append(acked, "healed")
@@ -326,7 +287,7 @@ func TestCorruptSnapshotRestart(t *testing.T) {
 					n++
 				}
 			}
-			Eventually(t, 60*time.Second, func() error {
+			testutil.Eventually(t, 60*time.Second, func() error {
 				write(20)
 				if ids := snapshotDirs(t, g.Data); len(ids) < 2 {
 					return fmt.Errorf("snapshots %v", ids)
@@ -423,13 +384,13 @@ func TestTornWriteWithBatchLikeMember(t *testing.T) {
 func TestSnapshotDiskFull(t *testing.T) {
 	data := t.TempDir()
 	snaps := filepath.Join(data, "snapshots")
-	mountTmpfs(t, snaps, 64<<10)
+	testutil.MountTmpfs(t, snaps, 64<<10)
 	g := StartGoblind(t, NodeOptions{Data: data, Args: []string{"--snapshot-threshold", "100", "--snapshot-interval", "100ms"}})
 	c := g.Client()
 	ctx := context.Background()
 	big := strings.Repeat("x", 1000)
 	n := 0
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		for range 50 {
 			if err := c.ZAdd(ctx, "k", redis.Z{Score: float64(n), Member: fmt.Sprint(big, n)}).Err(); err != nil {
 				t.Fatal(err)
@@ -447,7 +408,7 @@ func TestSnapshotDiskFull(t *testing.T) {
 	if out, err := exec.Command("mount", "-o", "remount,size=64m", snaps).CombinedOutput(); err != nil {
 		t.Fatalf("remount: %v: %s", err, out)
 	}
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		if err := c.ZAdd(ctx, "k", redis.Z{Score: float64(n), Member: fmt.Sprint(big, n)}).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -472,7 +433,7 @@ func compactLog(t testing.TB, leader *ClusterNode) {
 	t.Helper()
 	c := leader.Client()
 	first, n := "", 0
-	Eventually(t, 60*time.Second, func() error {
+	testutil.Eventually(t, 60*time.Second, func() error {
 		for range 20 {
 			if err := c.ZAdd(context.Background(), "compact-log-filler", redis.Z{Score: float64(n), Member: fmt.Sprint(n)}).Err(); err != nil {
 				return err

@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/internal/tlsconf"
 )
 
@@ -88,14 +89,14 @@ type tlsNode struct {
 // PING (NOAUTH is an answer).
 func startTLSNode(t *testing.T, p *pki, extra ...string) *tlsNode {
 	t.Helper()
-	tlsAddr := FreeAddr(t, "")
+	tlsAddr := testutil.FreeAddr(t, "")
 	args := append([]string{"--tls-port", fmt.Sprint(portOf(t, tlsAddr)),
 		"--tls-cert-file", p.server.Cert, "--tls-key-file", p.server.Key, "--tls-ca-cert-file", p.server.CA}, extra...)
 	g := StartGoblind(t, NodeOptions{Args: args, NoWait: true})
 	n := &tlsNode{Goblind: g, TLSAddr: tlsAddr}
 	c := redis.NewClient(&redis.Options{Addr: tlsAddr, TLSConfig: p.clientConfig(t, false), MaxRetries: -1})
 	defer c.Close()
-	Eventually(t, 20*time.Second, func() error {
+	testutil.Eventually(t, 20*time.Second, func() error {
 		if !g.Running() {
 			t.Fatalf("goblind exited:\n%s", g.Log())
 		}
@@ -236,7 +237,7 @@ func TestTLSGoRedis(t *testing.T) {
 	// CLUSTER SLOTS gives TLS clients the TLS port, others the TCP port
 	// (as Redis 7.2), so a cluster client over TLS stays on TLS.
 	for name, want := range map[string]string{"tls": n.TLSAddr, "tcp": n.Addr} {
-		Eventually(t, 20*time.Second, func() error {
+		testutil.Eventually(t, 20*time.Second, func() error {
 			slots, err := clients[name].ClusterSlots(ctx).Result()
 			if err != nil {
 				return err
@@ -292,7 +293,7 @@ func TestTLSReload(t *testing.T) {
 			t.Fatalf("serial %x served before SIGHUP, want the old %x", got, old)
 		}
 		n.sighup(t)
-		Eventually(t, 10*time.Second, func() error {
+		testutil.Eventually(t, 10*time.Second, func() error {
 			if got := servedSerial(t, n.TLSAddr, cfg); got.Cmp(serial) != 0 {
 				return fmt.Errorf("served serial %x, want %x", got, serial)
 			}
@@ -314,7 +315,7 @@ func TestTLSReload(t *testing.T) {
 		}
 		for range 2 {
 			serial := p.reissue(t)
-			Eventually(t, 10*time.Second, func() error {
+			testutil.Eventually(t, 10*time.Second, func() error {
 				if got := servedSerial(t, n.TLSAddr, cfg); got.Cmp(serial) != 0 {
 					return fmt.Errorf("served serial %x, want %x", got, serial)
 				}
@@ -329,7 +330,7 @@ func TestTLSReload(t *testing.T) {
 		if err := os.WriteFile(p.server.Cert, []byte("not a certificate\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		Eventually(t, 10*time.Second, func() error {
+		testutil.Eventually(t, 10*time.Second, func() error {
 			if !strings.Contains(n.Log(), "certificate file "+p.server.Cert+": no PEM certificate") {
 				return fmt.Errorf("no error naming %s logged", p.server.Cert)
 			}
@@ -403,9 +404,9 @@ func TestTLSBadFilesAtStartup(t *testing.T) {
 		{"key of another certificate", p.client.Key, []string{"--tls-cert-file", p.server.Cert, "--tls-key-file", p.client.Key}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args := append([]string{"--tls-port", fmt.Sprint(portOf(t, FreeAddr(t, ""))), "--tls-ca-cert-file", p.server.CA}, tc.args...)
+			args := append([]string{"--tls-port", fmt.Sprint(portOf(t, testutil.FreeAddr(t, ""))), "--tls-ca-cert-file", p.server.CA}, tc.args...)
 			g := StartGoblind(t, NodeOptions{Args: args, NoWait: true})
-			Eventually(t, 20*time.Second, func() error {
+			testutil.Eventually(t, 20*time.Second, func() error {
 				if g.Running() {
 					return fmt.Errorf("goblind still running")
 				}

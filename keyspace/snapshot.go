@@ -124,118 +124,143 @@ const maxKeyLen = 512 << 20
 // Decode reads a keyspace written by Encode.
 func Decode(r *bufio.Reader) (*Keyspace, error) {
 	ks := New()
-	fail := func() (*Keyspace, error) { return nil, ErrCorrupt }
-	uv := func() (uint64, bool) {
-		v, err := binary.ReadUvarint(r)
-		return v, err == nil
+	dec := decoder{r: r}
+	version := dec.byte()
+	if version < 1 || version > snapshotVersion {
+		dec.fail()
 	}
-	str := func() (string, bool) {
-		n, ok := uv()
-		if !ok || n > maxKeyLen {
-			return "", false
-		}
-		// Grow with the data actually present: a corrupt length must not
-		// allocate what the stream does not hold.
-		b, err := io.ReadAll(io.LimitReader(r, int64(n)))
-		if err != nil || uint64(len(b)) != n {
-			return "", false
-		}
-		return string(b), true
+	ks.horizon = dec.uvarint()
+	nrules := dec.uvarint()
+	if nrules > 1<<16 {
+		dec.fail()
 	}
-	// strLayout reads a string and a valid layout byte (a rule's pattern or
-	// a declared key, and its layout).
-	strLayout := func() (string, packed.Layout, bool) {
-		s, ok := str()
-		lb, err := r.ReadByte()
-		if !ok || err != nil || !packed.Layout(lb).Valid() {
-			return "", 0, false
-		}
-		return s, packed.Layout(lb), true
-	}
-	version, err := r.ReadByte()
-	if err != nil || version < 1 || version > snapshotVersion {
-		return fail()
-	}
-	var ok bool
-	if ks.horizon, ok = uv(); !ok {
-		return fail()
-	}
-	nrules, ok := uv()
-	if !ok || nrules > 1<<16 {
-		return fail()
-	}
-	for i := uint64(0); i < nrules; i++ {
-		p, l, ok := strLayout()
-		if !ok {
-			return fail()
-		}
+	for j := uint64(0); j < nrules && dec.err == nil; j++ {
+		p, l := dec.str(), dec.layout()
 		ks.rules = append(ks.rules, Rule{Pattern: p, Layout: l})
 	}
-	for i := range ks.dbs {
-		d := ks.dbs[i]
-		if ks.flushed[i], ok = uv(); !ok {
-			return fail()
+	for i, d := range ks.dbs {
+		ks.flushed[i] = dec.uvarint()
+		n := dec.uvarint()
+		for j := uint64(0); j < n && dec.err == nil; j++ {
+			k, at, ver, z := dec.bytes(), dec.varint(), dec.uvarint(), dec.zset()
+			if _, dup := d.keys[string(k)]; dup || at < 0 {
+				dec.fail()
+			}
+			if dec.err == nil {
+				d.Set(k, &Entry{Z: z, ExpireAt: at}, ver)
+			}
 		}
-		n, ok := uv()
-		if !ok {
-			return fail()
-		}
-		for j := uint64(0); j < n; j++ {
-			k, ok := str()
-			if !ok {
-				return fail()
-			}
-			at, err := binary.ReadVarint(r)
-			if err != nil || at < 0 {
-				return fail()
-			}
-			ver, ok := uv()
-			if !ok {
-				return fail()
-			}
-			z, err := packed.Decode(r)
-			if err != nil || z.Len() == 0 {
-				return fail()
-			}
-			if _, dup := d.keys[k]; dup {
-				return fail()
-			}
-			d.Set([]byte(k), &Entry{Z: z, ExpireAt: at}, ver)
-		}
-		nt, ok := uv()
-		if !ok {
-			return fail()
-		}
-		for j := uint64(0); j < nt; j++ {
-			k, ok := str()
-			idx, ok2 := uv()
-			if !ok || !ok2 {
-				return fail()
-			}
+		n = dec.uvarint()
+		for j := uint64(0); j < n && dec.err == nil; j++ {
+			k, idx := dec.str(), dec.uvarint()
 			d.tombstones[k] = idx
-			if version >= 2 {
-				switch b, err := r.ReadByte(); {
-				case err != nil || b > 1:
-					return fail()
-				case b == 1:
-					d.expiredDel[k] = struct{}{}
-				}
+			if version < 2 {
+				continue
+			}
+			switch dec.byte() {
+			case 0:
+			case 1:
+				d.expiredDel[k] = struct{}{}
+			default:
+				dec.fail()
 			}
 		}
 		if version < 2 {
 			continue
 		}
-		nd, ok := uv()
-		if !ok {
-			return fail()
-		}
-		for j := uint64(0); j < nd; j++ {
-			k, l, ok := strLayout()
-			if !ok {
-				return fail()
-			}
+		n = dec.uvarint()
+		for j := uint64(0); j < n && dec.err == nil; j++ {
+			k, l := dec.str(), dec.layout()
 			d.declared[k] = l
 		}
 	}
+	if dec.err != nil {
+		return nil, dec.err
+	}
 	return ks, nil
+}
+
+// decoder reads the fields of an encoded keyspace. Its error is sticky:
+// after the first bad field every read returns a zero value, so Decode
+// checks once, at the end (its loops also stop at the first failure, so a
+// corrupt count costs nothing).
+type decoder struct {
+	r   *bufio.Reader
+	err error
+}
+
+func (d *decoder) fail() { d.err = ErrCorrupt }
+
+func (d *decoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	b, err := d.r.ReadByte()
+	if err != nil {
+		d.fail()
+	}
+	return b
+}
+
+func (d *decoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadUvarint(d.r)
+	if err != nil {
+		d.fail()
+	}
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadVarint(d.r)
+	if err != nil {
+		d.fail()
+	}
+	return v
+}
+
+// bytes reads a length-prefixed string of at most maxKeyLen bytes.
+func (d *decoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil || n > maxKeyLen {
+		d.fail()
+		return nil
+	}
+	// Grow with the data actually present: a corrupt length must not
+	// allocate what the stream does not hold.
+	b, err := io.ReadAll(io.LimitReader(d.r, int64(n)))
+	if err != nil || uint64(len(b)) != n {
+		d.fail()
+		return nil
+	}
+	return b
+}
+
+func (d *decoder) str() string { return string(d.bytes()) }
+
+// layout reads a valid layout byte.
+func (d *decoder) layout() packed.Layout {
+	l := packed.Layout(d.byte())
+	if d.err == nil && !l.Valid() {
+		d.fail()
+	}
+	return l
+}
+
+// zset reads a set that is not empty (an empty set is never stored).
+func (d *decoder) zset() *packed.ZSet {
+	if d.err != nil {
+		return nil
+	}
+	z, err := packed.Decode(d.r)
+	if err != nil || z.Len() == 0 {
+		d.fail()
+		return nil
+	}
+	return z
 }

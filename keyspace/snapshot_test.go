@@ -3,16 +3,17 @@ package keyspace
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"reflect"
 	"testing"
 
 	"github.com/goblindb/goblin/packed"
 )
 
-// TestSnapshotKeepsWatchAndDeclarationState: everything EXEC and key
-// creation consult must survive a snapshot, or a node restored from one
-// would decide differently from its peers.
-func TestSnapshotKeepsWatchAndDeclarationState(t *testing.T) {
+// sampleKeyspace holds, in database 3, what a snapshot must keep besides
+// sets: a packed set with an expiry, a deleted key's tombstone, an
+// expired key's, and a declared layout; and a layout rule.
+func sampleKeyspace() *Keyspace {
 	ks := New()
 	ks.SetRules(Rules{{Pattern: "p:*", Layout: packed.Int64Float64}})
 	d := ks.DB(3)
@@ -28,6 +29,15 @@ func TestSnapshotKeepsWatchAndDeclarationState(t *testing.T) {
 	d.Set([]byte("expired"), &Entry{Z: z3, ExpireAt: 5}, 13)
 	d.DeleteExpired([]byte("expired"), 14)
 	d.Declare([]byte("future"), packed.UUIDFloat32)
+	return ks
+}
+
+// TestSnapshotKeepsWatchAndDeclarationState: everything EXEC and key
+// creation consult must survive a snapshot, or a node restored from one
+// would decide differently from its peers.
+func TestSnapshotKeepsWatchAndDeclarationState(t *testing.T) {
+	ks := sampleKeyspace()
+	d := ks.DB(3)
 
 	for name, src := range map[string]*Keyspace{"original": ks, "clone": ks.Clone()} {
 		var buf bytes.Buffer
@@ -74,5 +84,56 @@ func TestDeclarationConsumedOrDropped(t *testing.T) {
 	d.Undeclare([]byte("j"))
 	if _, ok := d.Declared([]byte("j")); ok {
 		t.Fatal("Undeclare kept the declaration")
+	}
+}
+
+// TestDecodeRefusesEveryTruncation: a keyspace cut anywhere, or of an
+// unknown version, is ErrCorrupt, never a partial keyspace.
+func TestDecodeRefusesEveryTruncation(t *testing.T) {
+	ks := sampleKeyspace()
+	var buf bytes.Buffer
+	if err := ks.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	if _, err := Decode(bufio.NewReader(bytes.NewReader(data))); err != nil {
+		t.Fatalf("whole: %v", err)
+	}
+	for i := range len(data) {
+		got, err := Decode(bufio.NewReader(bytes.NewReader(data[:i])))
+		if err != ErrCorrupt || got != nil {
+			t.Fatalf("cut at %d of %d: %v, %v", i, len(data), got, err)
+		}
+	}
+	bad := append([]byte{snapshotVersion + 1}, data[1:]...)
+	if _, err := Decode(bufio.NewReader(bytes.NewReader(bad))); err != ErrCorrupt {
+		t.Fatalf("version %d: %v", bad[0], err)
+	}
+}
+
+// BenchmarkDecode restores a keyspace of many small keys and tombstones,
+// where the per-record work of Decode (not the sets' leaves) dominates.
+func BenchmarkDecode(b *testing.B) {
+	ks := New()
+	d := ks.DB(0)
+	for i := range 20_000 {
+		k := []byte(fmt.Sprintf("key:%d", i))
+		z := packed.New(packed.Standard)
+		z.Add([]byte("m"), float64(i), 0)
+		d.Set(k, &Entry{Z: z, ExpireAt: int64(i)}, uint64(i))
+		if i%4 == 0 {
+			d.Delete(k, uint64(i)+1)
+		}
+	}
+	var buf bytes.Buffer
+	if err := ks.Encode(&buf); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Decode(bufio.NewReader(bytes.NewReader(buf.Bytes()))); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

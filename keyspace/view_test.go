@@ -5,13 +5,12 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/packed"
 )
 
@@ -74,12 +73,7 @@ func dumpRest(ks *Keyspace) string {
 // flushes, and checks that each view reads (Each, in SCAN order) and
 // encodes exactly as its copy.
 func TestViewIsFrozen(t *testing.T) {
-	seed := rand.Uint64()
-	if s := os.Getenv("GOBLIN_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (replay with GOBLIN_SEED=%d)", seed, seed)
-	r := rand.New(rand.NewPCG(seed, 3))
+	r := testutil.Rand(t, 3)
 	ks := New()
 	ks.SetRules(Rules{{Pattern: "p*", Layout: packed.Int32Float32}})
 	type frozen struct {

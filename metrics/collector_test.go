@@ -13,28 +13,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/goblindb/goblin/internal/nodetest"
+	"github.com/goblindb/goblin/internal/servetest"
+	gtestutil "github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/node"
-	"github.com/goblindb/goblin/resp"
 )
-
-// startNode runs a ready single node with a RESP server on loopback.
-func startNode(t *testing.T, fsync node.Fsync) (*resp.Server, *node.Node) {
-	t.Helper()
-	n := nodetest.StartLeader(t, fsync)
-	s := resp.NewServer(resp.Config{Addr: "127.0.0.1:0"}, n)
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	s.Serve()
-	t.Cleanup(func() { s.Close() })
-	return s, n
-}
 
 // TestNamesFollowConventions runs Prometheus's own linter over every
 // metric.
 func TestNamesFollowConventions(t *testing.T) {
-	s, n := startNode(t, node.FsyncAlways)
+	s, n := servetest.Start(t, node.Config{Fsync: node.FsyncAlways})
 	c := redis.NewClient(&redis.Options{Addr: s.Addr().String()})
 	defer c.Close()
 	c.ZAdd(t.Context(), "k", redis.Z{Score: 1, Member: "a"})
@@ -56,7 +43,7 @@ func TestScrape(t *testing.T) {
 }
 
 func testScrape(t *testing.T, fsync node.Fsync) {
-	s, n := startNode(t, fsync)
+	s, n := servetest.Start(t, node.Config{Fsync: fsync})
 	ms, err := Listen(Config{Addr: "127.0.0.1:0"}, NewCollector(s, n, "7.2.0"))
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +158,7 @@ func testScrape(t *testing.T, fsync node.Fsync) {
 // TestExpiredKeys: a key that expires counts, on the endpoint and in
 // INFO.
 func TestExpiredKeys(t *testing.T) {
-	s, n := startNode(t, node.FsyncEverysec)
+	s, n := servetest.Start(t, node.Config{Fsync: node.FsyncEverysec})
 	c := redis.NewClient(&redis.Options{Addr: s.Addr().String()})
 	defer c.Close()
 	ctx := t.Context()
@@ -181,13 +168,9 @@ func TestExpiredKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	col := NewCollector(s, n, "")
-	deadline := time.Now().Add(10 * time.Second)
-	for testutil.ToFloat64(onlyDesc{col, dExpired}) != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("goblin_expired_keys_total did not reach 1")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	gtestutil.Poll(t, 10*time.Second, "goblin_expired_keys_total to reach 1", func() bool {
+		return testutil.ToFloat64(onlyDesc{col, dExpired}) == 1
+	})
 	if info := c.Info(ctx, "stats").Val(); !strings.Contains(info, "\r\nexpired_keys:1\r\n") {
 		t.Errorf("INFO stats: %q", info)
 	}
@@ -214,7 +197,7 @@ func (o onlyDesc) Collect(ch chan<- prometheus.Metric) {
 // TestListenPlainHTTP: the endpoint serves whatever address it is given;
 // goblind decides which ones are allowed.
 func TestListenPlainHTTP(t *testing.T) {
-	s, n := startNode(t, node.FsyncEverysec)
+	s, n := servetest.Start(t, node.Config{Fsync: node.FsyncEverysec})
 	ms, err := Listen(Config{Addr: "127.0.0.1:0"}, NewCollector(s, n, "7.2.0"))
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/goblindb/goblin/acl"
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -22,17 +23,10 @@ func TestACLChangeReplicates(t *testing.T) {
 		t.Fatalf("SETUSER through %s: %q, %v", f.ID(), res.Reply, err)
 	}
 	for _, n := range tc.all() {
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			u := n.FSM().A.ACLUsers().Get("alice")
-			if u != nil && u.CheckPassword([]byte("pw")) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s has no alice", n.ID())
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		testutil.Poll(t, 10*time.Second, n.ID()+" to have alice", func() bool {
+			u := n.FSM().Applier().ACLUsers().Get("alice")
+			return u != nil && u.CheckPassword([]byte("pw"))
+		})
 	}
 	bad := &raftfsm.Entry{Op: raftfsm.OpACL, ACL: &raftfsm.ACLChange{Kind: raftfsm.ACLSetUser}}
 	leader := tc.waitLeader()

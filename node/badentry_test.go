@@ -4,13 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/raft"
 
 	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/raftfsm"
@@ -19,9 +17,7 @@ import (
 // garbageEntries returns an op this build does not know, another version,
 // and random byte strings that do not decode (the seed is logged).
 func garbageEntries(t *testing.T) [][]byte {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 17))
+	r := testutil.Rand(t, 17)
 	out := [][]byte{{raftfsm.Version, 250}, {raftfsm.Version + 1, byte(raftfsm.OpCommand)}}
 	for len(out) < 6 {
 		b := make([]byte, r.IntN(64))
@@ -39,18 +35,8 @@ func garbageEntries(t *testing.T) [][]byte {
 // logging into logs.
 func startSingle(t *testing.T, dir string, store LogStore, logs *testutil.SyncBuffer) *Node {
 	t.Helper()
-	_, trans := raft.NewInmemTransport("")
-	n, err := New(Config{
-		ID: "n1", DataDir: dir, Transport: trans, Bootstrap: true, Fsync: FsyncEverysec, LogStore: store,
-		HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond,
-		Logger: hclog.New(&hclog.LoggerOptions{Name: "n1", Level: hclog.Info, Output: logs}),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	waitReady(t, n)
-	return n
+	return startNode(t, Config{DataDir: dir, LogStore: store, Fsync: FsyncEverysec,
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "n1", Level: hclog.Info, Output: logs})})
 }
 
 // Garbage handed straight to raft (as a peer without credentials could
@@ -102,7 +88,7 @@ func TestGarbageInTheLogFailsAndIsReplayed(t *testing.T) {
 			}
 
 			n2 := startSingle(t, dir, store, logs)
-			poll(t, 10*time.Second, "the restarted node to replay its log", func() bool {
+			testutil.Poll(t, 10*time.Second, "the restarted node to replay its log", func() bool {
 				return n2.FSM().Failed() == want
 			})
 			readBoth(n2)
@@ -130,7 +116,7 @@ func TestGarbageFailsOnEveryNode(t *testing.T) {
 	want := uint64(len(garbage))
 	last := leader.AppliedIndex()
 	for _, n := range tc.all() {
-		poll(t, 10*time.Second, n.ID()+" to apply the log", func() bool { return n.AppliedIndex() >= last })
+		testutil.Poll(t, 10*time.Second, n.ID()+" to apply the log", func() bool { return n.AppliedIndex() >= last })
 		if got := n.FSM().Failed(); got != want {
 			t.Errorf("%s recorded %d failed entries, want %d", n.ID(), got, want)
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -15,46 +14,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/node/wal"
 )
-
-// mountTmpfs mounts a tmpfs of size bytes on dir (created), or skips the
-// test where mounting is not allowed. It is unmounted at cleanup.
-func mountTmpfs(t *testing.T, dir string, size int) {
-	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot mount a tmpfs here (needs root): %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-}
-
-// fillDisk writes a ballast file in dir until the file system is full.
-func fillDisk(t *testing.T, dir string) string {
-	t.Helper()
-	p := filepath.Join(dir, "ballast")
-	f, err := os.Create(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := f.Write(chunk); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return p
-		}
-	}
-}
 
 // diskFaults plays a failing disk under the wal (Config.logInject).
 type diskFaults struct {
@@ -95,7 +57,7 @@ func startFaulty(t *testing.T, dir string, store LogStore, fsync Fsync, inject f
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { n.Close() })
-	poll(t, 10*time.Second, "a ready leader", n.Ready)
+	testutil.Poll(t, 10*time.Second, "a ready leader", n.Ready)
 	return n
 }
 
@@ -150,10 +112,10 @@ func (w *writer) result() ([]string, error) {
 // writes with the log error.
 func checkHeld(t *testing.T, n *Node, want error, readMember string) {
 	t.Helper()
-	poll(t, 10*time.Second, "the log fault", func() bool { return n.LogFault() != nil })
+	testutil.Poll(t, 10*time.Second, "the log fault", func() bool { return n.LogFault() != nil })
 	term := n.currentTerm()
 	retries := n.stores.guard.heldRetries.Load()
-	poll(t, 20*time.Second, "two retries of the held append", func() bool { return n.stores.guard.heldRetries.Load() >= retries+2 })
+	testutil.Poll(t, 20*time.Second, "two retries of the held append", func() bool { return n.stores.guard.heldRetries.Load() >= retries+2 })
 	if !n.IsLeader() || n.currentTerm() != term {
 		t.Fatalf("leader %v, term %d → %d: the node stepped down while holding", n.IsLeader(), term, n.currentTerm())
 	}
@@ -200,19 +162,19 @@ func TestSingleNodeFullDisk(t *testing.T) {
 		for _, fsync := range []Fsync{FsyncAlways, FsyncEverysec} {
 			t.Run(string(store)+"/"+fsync.String(), func(t *testing.T) {
 				mnt := filepath.Join(t.TempDir(), "mnt")
-				mountTmpfs(t, mnt, 8<<20)
+				testutil.MountTmpfs(t, mnt, 8<<20)
 				dir := filepath.Join(mnt, "data")
 				n := startFaulty(t, dir, store, fsync, nil)
 				if err := addK(n, "before", 1); err != nil {
 					t.Fatal(err)
 				}
-				ballast := fillDisk(t, mnt)
+				ballast := testutil.FillDisk(t, mnt)
 				w := startWriter(n)
 				checkHeld(t, n, syscall.ENOSPC, "before")
 				if err := os.Remove(ballast); err != nil {
 					t.Fatal(err)
 				}
-				poll(t, 10*time.Second, "the log fault to clear", func() bool { return n.LogFault() == nil })
+				testutil.Poll(t, 10*time.Second, "the log fault to clear", func() bool { return n.LogFault() == nil })
 				close(w.stop)
 				<-w.done
 				acked, err := w.result()
@@ -256,7 +218,7 @@ func TestSingleNodeEIO(t *testing.T) {
 			t.Fatalf("reason %q", r)
 		}
 		d.set(wal.OpSync, nil)
-		poll(t, 10*time.Second, "the log fault to clear", func() bool { return n.LogFault() == nil })
+		testutil.Poll(t, 10*time.Second, "the log fault to clear", func() bool { return n.LogFault() == nil })
 		close(w.stop)
 		<-w.done
 		if _, err := w.result(); err != nil {
@@ -270,12 +232,12 @@ func TestSingleNodeEIO(t *testing.T) {
 			t.Fatal(err)
 		}
 		d.set(wal.OpSync, syscall.EIO)
-		poll(t, 10*time.Second, "the sync fault", func() bool { return n.LogFault() != nil })
+		testutil.Poll(t, 10*time.Second, "the sync fault", func() bool { return n.LogFault() != nil })
 		if err := addK(n, "refused", 1); !errors.Is(err, ErrLogWrite) || !errors.Is(err, syscall.EIO) {
 			t.Fatalf("write while syncs fail: %v", err)
 		}
 		d.set(wal.OpSync, nil)
-		poll(t, 10*time.Second, "the sync fault to clear", func() bool { return n.LogFault() == nil })
+		testutil.Poll(t, 10*time.Second, "the sync fault to clear", func() bool { return n.LogFault() == nil })
 		if err := addK(n, "after", 1); err != nil {
 			t.Fatal(err)
 		}
@@ -304,7 +266,7 @@ func TestClusterLeaderLogFails(t *testing.T) {
 		t.Fatalf("write on the failing leader: %v, want ErrLogWrite", err)
 	}
 	var leader *Node
-	poll(t, 10*time.Second, "another leader", func() bool {
+	testutil.Poll(t, 10*time.Second, "another leader", func() bool {
 		for _, n := range tc.all() {
 			if n != old && n.Ready() {
 				leader = n
@@ -323,7 +285,7 @@ func TestClusterLeaderLogFails(t *testing.T) {
 		t.Fatal("the write refused with the log error was applied")
 	}
 	faults[old.ID()].set(wal.OpWrite, nil)
-	poll(t, 60*time.Second, "the old leader to catch up", func() bool {
+	testutil.Poll(t, 60*time.Second, "the old leader to catch up", func() bool {
 		return old.LogFault() == nil && score(old, "k", "new leader") != ""
 	})
 	if err := addK(old, "healed", 4); err != nil {
@@ -341,7 +303,7 @@ func TestClusterAllLogsFail(t *testing.T) {
 	if err := addK(first, "before", 1); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 10*time.Second, "replication", func() bool {
+	testutil.Poll(t, 10*time.Second, "replication", func() bool {
 		for _, n := range tc.all() {
 			if score(n, "k", "before") == "" {
 				return false
@@ -355,7 +317,7 @@ func TestClusterAllLogsFail(t *testing.T) {
 	// Writes go on until a leader that no other node can replace holds.
 	var held *Node
 	var ws []*writer
-	poll(t, 30*time.Second, "a leader holding a failed append", func() bool {
+	testutil.Poll(t, 30*time.Second, "a leader holding a failed append", func() bool {
 		for _, n := range tc.all() {
 			if n.IsLeader() && n.stores.guard.heldRetries.Load() > 0 {
 				held = n
@@ -385,7 +347,7 @@ func TestClusterAllLogsFail(t *testing.T) {
 	for _, f := range faults {
 		f.set(wal.OpWrite, nil)
 	}
-	poll(t, 60*time.Second, "every log to work", func() bool {
+	testutil.Poll(t, 60*time.Second, "every log to work", func() bool {
 		for _, n := range tc.all() {
 			if n.LogFault() != nil {
 				return false
@@ -404,7 +366,7 @@ func TestClusterAllLogsFail(t *testing.T) {
 		<-w.done
 	}
 	for _, n := range tc.all() {
-		poll(t, 60*time.Second, n.ID()+" to apply everything", func() bool { return score(n, "k", "after") != "" })
+		testutil.Poll(t, 60*time.Second, n.ID()+" to apply everything", func() bool { return score(n, "k", "after") != "" })
 	}
 }
 

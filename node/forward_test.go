@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -88,14 +89,14 @@ func TestFollowerReadSeesWritesAcknowledgedElsewhere(t *testing.T) {
 func TestReadonlyStaleness(t *testing.T) {
 	tc := newTestCluster(t, 3, func(c *Config) { c.MaxStaleness = 500 * time.Millisecond })
 	f := tc.followers()[0]
-	poll(t, 5*time.Second, "a fresh follower", func() bool { return f.ReadBarrier(context.Background(), true) == nil })
+	testutil.Poll(t, 5*time.Second, "a fresh follower", func() bool { return f.ReadBarrier(context.Background(), true) == nil })
 	tc.partition(f.ID())
-	poll(t, 5*time.Second, "the partitioned follower to refuse READONLY reads", func() bool {
+	testutil.Poll(t, 5*time.Second, "the partitioned follower to refuse READONLY reads", func() bool {
 		return errors.Is(f.ReadBarrier(context.Background(), true), ErrStale)
 	})
 	// The majority moves on.
 	var leader *Node
-	poll(t, 10*time.Second, "a leader among the majority", func() bool {
+	testutil.Poll(t, 10*time.Second, "a leader among the majority", func() bool {
 		for _, n := range tc.all() {
 			if n != f && n.Ready() {
 				leader = n
@@ -123,7 +124,7 @@ func TestNoLeaderFailsBounded(t *testing.T) {
 			tc.stop(n.ID())
 		}
 	}
-	poll(t, 10*time.Second, "the survivor to lose its leader", func() bool { return survivor.LeaderID() == "" })
+	testutil.Poll(t, 10*time.Second, "the survivor to lose its leader", func() bool { return survivor.LeaderID() == "" })
 	_, err := survivor.Apply(zaddEntry("k", "m", 1))
 	if !errors.Is(err, ErrNoLeader) {
 		t.Fatalf("write without a leader: %v, want ErrNoLeader", err)
@@ -160,7 +161,7 @@ func TestForwardingFollowsLeadershipTransfer(t *testing.T) {
 		if err := f.TransferLeadership(""); err != nil {
 			t.Logf("transfer: %v", err)
 		}
-		poll(t, 10*time.Second, "a new leader", func() bool { l := tc.waitLeader(); return l != old })
+		testutil.Poll(t, 10*time.Second, "a new leader", func() bool { l := tc.waitLeader(); return l != old })
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)

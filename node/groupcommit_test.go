@@ -5,10 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
-
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/raft"
 
 	"github.com/goblindb/goblin/raftfsm"
 )
@@ -17,8 +13,7 @@ import (
 // writer's entries apply in the order it proposed them, and each gets its
 // own result.
 func TestGroupCommitBatchesAndKeepsOrder(t *testing.T) {
-	n := mustNewNode(t, t.TempDir(), nil)
-	waitReady(t, n)
+	n := startNode(t, Config{})
 	const writers, perWriter = 16, 200
 	var wg sync.WaitGroup
 	errs := make(chan error, writers)
@@ -82,17 +77,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 		off  bool
 	}{{"grouped", false}, {"direct", true}} {
 		b.Run(mode.name, func(b *testing.B) {
-			_, trans := raft.NewInmemTransport("")
-			n, err := New(Config{ID: "n1", DataDir: b.TempDir(), Transport: trans, Bootstrap: true, Fsync: FsyncAlways,
-				HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond,
-				Logger: hclog.NewNullLogger(), noGroupCommit: mode.off})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer n.Close()
-			for !n.Ready() {
-				time.Sleep(time.Millisecond)
-			}
+			n := startNode(b, Config{Fsync: FsyncAlways, noGroupCommit: mode.off})
 			const writers = 50
 			var next atomic.Int64
 			b.ResetTimer()

@@ -145,7 +145,7 @@ func (tc *testCluster) partition(id string) {
 func (tc *testCluster) waitLeader() *Node {
 	tc.t.Helper()
 	var leader *Node
-	poll(tc.t, 10*time.Second, "a ready leader all nodes agree on", func() bool {
+	testutil.Poll(tc.t, 10*time.Second, "a ready leader all nodes agree on", func() bool {
 		leader = nil
 		ids := map[string]bool{}
 		for _, n := range tc.all() {
@@ -178,7 +178,40 @@ func (tc *testCluster) followers() []*Node {
 	return out
 }
 
-var poll = testutil.Poll
+// startNode starts a single-voter node from cfg and returns it once it is
+// a ready leader; it is closed when the test ends. Fields left zero get
+// the defaults nodetest.Start gives (node's own tests cannot import
+// nodetest): ID "n1", a temporary DataDir, an in-memory transport, 50 ms
+// timeouts, no logging.
+func startNode(t testing.TB, cfg Config) *Node {
+	t.Helper()
+	if cfg.ID == "" {
+		cfg.ID = "n1"
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = t.TempDir()
+	}
+	cfg.Bootstrap = true // a no-op on a node that has Raft state
+	if cfg.Transport == nil {
+		_, cfg.Transport = raft.NewInmemTransport("")
+	}
+	if cfg.HeartbeatTimeout == 0 {
+		cfg.HeartbeatTimeout = 50 * time.Millisecond
+	}
+	if cfg.ElectionTimeout == 0 {
+		cfg.ElectionTimeout = 50 * time.Millisecond
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	n, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { n.Close() })
+	testutil.Poll(t, 10*time.Second, "the node to become a ready leader", n.Ready)
+	return n
+}
 
 // testPeers forwards to the leader's Node directly.
 type testPeers testCluster
@@ -279,8 +312,7 @@ func (p *testPeers) Members() []Member {
 
 // zaddEntry builds a ZADD entry; score reads a score.
 func zaddEntry(key, member string, score int) *raftfsm.Entry {
-	return &raftfsm.Entry{Op: raftfsm.OpCommand, Proto: 2, Time: time.Now().UnixMilli(),
-		Commands: []raftfsm.Command{{Argv: [][]byte{[]byte("zadd"), []byte(key), []byte(fmt.Sprint(score)), []byte(member)}}}}
+	return raftfsm.CommandEntry(time.Now().UnixMilli(), 0, "zadd", key, fmt.Sprint(score), member)
 }
 
 // score reads member's score in key from n's local state ("" if absent).

@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/raft"
-
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -49,34 +46,9 @@ func TestChooseLogStore(t *testing.T) {
 	}
 }
 
-// startNode starts a single-voter node on an in-memory transport in dir
-// and waits until it serves writes.
-func startNode(t *testing.T, dir string, store LogStore, fsync Fsync) *Node {
-	t.Helper()
-	_, trans := raft.NewInmemTransport("")
-	n, err := New(Config{
-		ID: "n1", DataDir: dir, Fsync: fsync, LogStore: store, Bootstrap: true, Transport: trans,
-		SnapshotThreshold: 64, HeartbeatTimeout: 50 * time.Millisecond, ElectionTimeout: 50 * time.Millisecond,
-		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !n.Ready() {
-		if time.Now().After(deadline) {
-			n.Close()
-			t.Fatal("node did not become a ready leader")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return n
-}
-
 func zincrby(t *testing.T, n *Node) string {
 	t.Helper()
-	res, err := n.Apply(&raftfsm.Entry{Op: raftfsm.OpCommand, Time: n.Now(), Proto: 2,
-		Commands: []raftfsm.Command{{Argv: [][]byte{[]byte("ZINCRBY"), []byte("k"), []byte("1"), []byte("m")}}}})
+	res, err := n.Apply(raftfsm.CommandEntry(n.Now(), 0, "ZINCRBY", "k", "1", "m"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +62,7 @@ func TestRestartOnEachLogStore(t *testing.T) {
 		for _, fsync := range []Fsync{FsyncAlways, FsyncEverysec} {
 			t.Run(string(store)+"/"+fsync.String(), func(t *testing.T) {
 				dir := t.TempDir()
-				n := startNode(t, dir, store, fsync)
+				n := startNode(t, Config{DataDir: dir, LogStore: store, Fsync: fsync, SnapshotThreshold: 64})
 				const writes = 300
 				for range writes {
 					zincrby(t, n)
@@ -101,7 +73,7 @@ func TestRestartOnEachLogStore(t *testing.T) {
 				if err := n.Close(); err != nil {
 					t.Fatal(err)
 				}
-				n = startNode(t, dir, LogStoreAuto, fsync)
+				n = startNode(t, Config{DataDir: dir, LogStore: LogStoreAuto, Fsync: fsync, SnapshotThreshold: 64})
 				defer n.Close()
 				if n.stores.kind != store {
 					t.Fatalf("reopened with %q, want %q", n.stores.kind, store)

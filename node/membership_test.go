@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/hashicorp/raft"
 )
 
@@ -41,7 +42,7 @@ func TestNewNodeCatchesUpBySnapshot(t *testing.T) {
 	if err := leader.AddVoter("n4", "raft-n4"); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 10*time.Second, "n4 to install a snapshot", func() bool { return n4.AppliedIndex() >= first })
+	testutil.Poll(t, 10*time.Second, "n4 to install a snapshot", func() bool { return n4.AppliedIndex() >= first })
 	if err := n4.ReadBarrier(context.Background(), false); err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func TestNewNodeCatchesUpBySnapshot(t *testing.T) {
 func TestAddingAVoterEndsSingleVoterReads(t *testing.T) {
 	tc := newTestCluster(t, 1, nil)
 	leader := tc.waitLeader()
-	poll(t, 5*time.Second, "single-voter mode", func() bool { return leader.singleVoter.Load() })
+	testutil.Poll(t, 5*time.Second, "single-voter mode", func() bool { return leader.singleVoter.Load() })
 	tc.start("n2", t.TempDir())
 	if err := leader.AddVoter("n2", "raft-n2"); err != nil {
 		t.Fatal(err)
@@ -86,7 +87,7 @@ func TestRemoveAndTransferFromAFollower(t *testing.T) {
 	if err := fs[0].TransferLeadership(fs[1].ID()); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 10*time.Second, fs[1].ID()+" to lead", func() bool { return fs[1].Ready() })
+	testutil.Poll(t, 10*time.Second, fs[1].ID()+" to lead", func() bool { return fs[1].Ready() })
 	if err := fs[0].RemoveServer(fs[0].ID()); err != nil {
 		t.Fatal(err)
 	}
@@ -114,5 +115,5 @@ func TestBootstrapRefusesANodeWithState(t *testing.T) {
 	if err := leader.AddVoter("n2", "raft-n2"); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 5*time.Second, "n2 to have state", fresh.HasState)
+	testutil.Poll(t, 5*time.Second, "n2 to have state", fresh.HasState)
 }

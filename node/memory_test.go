@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -75,7 +76,7 @@ func TestMaxMemoryLeaderDecides(t *testing.T) {
 		t.Fatalf("mixed pipeline over maxmemory:\n got %q %v\nwant %q", res.Reply, err, want)
 	}
 	for _, n := range tc.all() {
-		poll(t, 5*time.Second, n.ID()+" caught up", func() bool { return n.AppliedIndex() >= res.Index })
+		testutil.Poll(t, 5*time.Second, n.ID()+" caught up", func() bool { return n.AppliedIndex() >= res.Index })
 		for m, want := range map[string]string{leader.ID(): "", follower.ID(): "", "f2": "2", "new": "", "x": "", "y": "", "z": ""} {
 			if got := score(n, "k", m); got != want {
 				t.Fatalf("%s: score of %s = %q, want %q", n.ID(), m, got, want)

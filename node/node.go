@@ -173,7 +173,7 @@ func New(cfg Config) (*Node, error) {
 	n.fsm.Logger = cfg.Logger.Named("fsm")
 	n.verifier.fn = n.verifyLeader
 	n.leaderReads.fn = n.leaderReadIndex
-	n.fsm.A.Ready = func(db int, key []byte) {
+	n.fsm.Applier().Ready = func(db int, key []byte) {
 		if f := n.keyReady.Load(); f != nil {
 			(*f)(db, key)
 		}

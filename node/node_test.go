@@ -5,47 +5,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/raft"
-
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/packed"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
-// mustNewNode starts a single-voter node on raft's in-memory transport
-// with its data in dir.
-func mustNewNode(t *testing.T, dir string, rules keyspace.Rules) *Node {
-	t.Helper()
-	_, trans := raft.NewInmemTransport("")
-	n, err := New(Config{
-		ID: "n1", DataDir: dir, Transport: trans, Bootstrap: true, Fsync: FsyncEverysec, Rules: rules,
-		HeartbeatTimeout: 100 * time.Millisecond, ElectionTimeout: 100 * time.Millisecond,
-		Logger: hclog.NewNullLogger(),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { n.Close() })
-	return n
-}
-
-func waitReady(t *testing.T, n *Node) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !n.Ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("node did not become a ready leader")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func zadd(t *testing.T, n *Node, key, score, member string) string {
 	t.Helper()
-	e := &raftfsm.Entry{Op: raftfsm.OpCommand, Time: n.Now(), Proto: 2,
-		Commands: []raftfsm.Command{{Argv: [][]byte{[]byte("ZADD"), []byte(key), []byte(score), []byte(member)}}}}
-	res, err := n.Propose(e)()
+	res, err := n.Propose(raftfsm.CommandEntry(n.Now(), 0, "ZADD", key, score, member))()
 	if err != nil {
 		t.Fatalf("ZADD: %v", err)
 	}
@@ -55,8 +23,7 @@ func zadd(t *testing.T, n *Node, key, score, member string) string {
 func TestSingleNodeWriteReadRestart(t *testing.T) {
 	dir := t.TempDir()
 	rules := keyspace.Rules{{Pattern: "p:*", Layout: packed.Int32Float32}}
-	n := mustNewNode(t, dir, rules)
-	waitReady(t, n)
+	n := startNode(t, Config{DataDir: dir, Rules: rules})
 	if got := zadd(t, n, "p:1", "1.5", "42"); got != ":1\r\n" {
 		t.Fatalf("ZADD reply %q", got)
 	}
@@ -92,8 +59,7 @@ func TestSingleNodeWriteReadRestart(t *testing.T) {
 	}
 	// Same directory: the node restores its state and does not bootstrap
 	// again (it would fail to, with state present).
-	n2 := mustNewNode(t, dir, rules)
-	waitReady(t, n2)
+	n2 := startNode(t, Config{DataDir: dir, Rules: rules})
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel2()
 	if err := n2.ReadBarrier(ctx2, false); err != nil {
@@ -106,27 +72,18 @@ func TestSingleNodeWriteReadRestart(t *testing.T) {
 }
 
 func TestExpiredKeysAreDeletedThroughTheLog(t *testing.T) {
-	n := mustNewNode(t, t.TempDir(), nil)
-	waitReady(t, n)
+	n := startNode(t, Config{})
 	zadd(t, n, "k", "1", "a")
 	ks := n.FSM().KS()
 	ks.Lock()
 	ks.DB(0).SetExpire([]byte("k"), n.Now()-1, n.AppliedIndex())
 	ks.Unlock()
 	before := n.AppliedIndex()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.Poll(t, 10*time.Second, "the leader to delete the expired key", func() bool {
 		ks.RLock()
-		gone := ks.DB(0).Peek([]byte("k")) == nil
-		ks.RUnlock()
-		if gone {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the leader never deleted the expired key")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		defer ks.RUnlock()
+		return ks.DB(0).Peek([]byte("k")) == nil
+	})
 	if n.AppliedIndex() <= before {
 		t.Fatal("the key vanished without a log entry")
 	}

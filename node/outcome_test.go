@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -25,12 +24,6 @@ func (tc *testCluster) heal(id string) {
 			o.Connect(tr.LocalAddr(), tr)
 		}
 	}
-}
-
-// testRand returns a generator for a test's random choices, seeded from
-// GOBLIN_SEED when set; the seed is logged.
-func testRand(t *testing.T) *rand.Rand {
-	return testutil.Rand(t, 11)
 }
 
 // members returns the members of key in n's local state.
@@ -106,7 +99,7 @@ func (o *outcomeTally) check(t *testing.T, present map[string]bool) (uncertain i
 // leader's log: some were committed, by it after the heal or by the new
 // leader when they had reached a follower, and get their real reply.)
 func TestWritesInFlightAcrossLeaderPartitions(t *testing.T) {
-	rng := testRand(t)
+	rng := testutil.Rand(t, 11)
 	tc := newTestCluster(t, 3, nil)
 	tally := &outcomeTally{answers: map[string]error{}}
 	stop := make(chan struct{})

@@ -41,12 +41,7 @@ func fill(t *testing.T, n *Node, tag string) {
 
 func apply(t *testing.T, n *Node, db int, args ...string) {
 	t.Helper()
-	argv := make([][]byte, len(args))
-	for i, a := range args {
-		argv[i] = []byte(a)
-	}
-	res, err := n.Apply(&raftfsm.Entry{Op: raftfsm.OpCommand, Proto: 2, Time: time.Now().UnixMilli(),
-		Commands: []raftfsm.Command{{DB: db, Argv: argv}}})
+	res, err := n.Apply(raftfsm.CommandEntry(time.Now().UnixMilli(), db, args...))
 	if err != nil || bytes.HasPrefix(res.Reply, []byte("-")) {
 		t.Fatalf("%v: %v %q", args, err, res.Reply)
 	}
@@ -82,7 +77,7 @@ func digestOf(t *testing.T, n *Node) (uint64, backup.Sum) {
 // waitDigests waits until every node of tc reports want.
 func waitDigests(t *testing.T, tc *testCluster, want backup.Sum) {
 	t.Helper()
-	poll(t, 15*time.Second, "every node to hold the backup's digest", func() bool {
+	testutil.Poll(t, 15*time.Second, "every node to hold the backup's digest", func() bool {
 		for _, n := range tc.all() {
 			if _, sum := digestOf(t, n); sum != want {
 				return false
@@ -164,7 +159,7 @@ func TestRestorePendingCluster(t *testing.T) {
 			})
 			tc.waitLeader()
 			waitDigests(t, tc, m.Digest)
-			poll(t, 15*time.Second, "no pending file left", func() bool {
+			testutil.Poll(t, 15*time.Second, "no pending file left", func() bool {
 				for _, dir := range dirs {
 					if exists(filepath.Join(dir, pendingFile)) || exists(filepath.Join(dir, refusedFile)) {
 						return false
@@ -193,7 +188,7 @@ func TestRestorePendingRefusedWhenTheClusterHasData(t *testing.T) {
 	if err := leader.AddVoter("n4", string(tc.trans["n4"].LocalAddr())); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 15*time.Second, "the pending file set aside", func() bool {
+	testutil.Poll(t, 15*time.Second, "the pending file set aside", func() bool {
 		return !exists(filepath.Join(dir, pendingFile)) && exists(filepath.Join(dir, refusedFile))
 	})
 	if score(n4, "mine", "x") != "1" || score(n4, "r:std", "a") != "" {
@@ -291,7 +286,7 @@ func TestRestoreOnline(t *testing.T) {
 	}
 	// Writes go on, replicated as usual.
 	apply(t, tc.waitLeader(), 0, "zadd", "after", "1", "x")
-	poll(t, 10*time.Second, "the write after the restore on every node", func() bool {
+	testutil.Poll(t, 10*time.Second, "the write after the restore on every node", func() bool {
 		for _, n := range tc.all() {
 			if score(n, "after", "x") != "1" {
 				return false

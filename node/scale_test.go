@@ -1,11 +1,11 @@
 package node
 
 import (
-	"os"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/raftfsm"
 )
@@ -21,14 +21,7 @@ func TestCatchUpAtScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds large sets")
 	}
-	members := 200_000
-	if s := os.Getenv("GOBLIN_SCALE_MEMBERS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1000 {
-			t.Fatalf("GOBLIN_SCALE_MEMBERS=%q", s)
-		}
-		members = n
-	}
+	members, _ := testutil.ScaleMembers(t, 200_000)
 	for _, layout := range []string{"int32:float32", "standard"} {
 		t.Run(layout, func(t *testing.T) {
 			catchUp(t, layout, members)
@@ -91,7 +84,7 @@ func catchUp(t *testing.T, layout string, members int) {
 	if err := leader.AddVoter("n2", "raft-n2"); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 20*time.Minute, "n2 to install the snapshot", func() bool { return n2.AppliedIndex() >= want })
+	testutil.Poll(t, 20*time.Minute, "n2 to install the snapshot", func() bool { return n2.AppliedIndex() >= want })
 	took := time.Since(t0)
 	got := -1
 	n2.View(func(ks *keyspace.Keyspace, now int64) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 )
@@ -235,7 +236,7 @@ func TestMissingLog(t *testing.T) {
 func TestSnapshotDiskFull(t *testing.T) {
 	dir := t.TempDir()
 	mnt := filepath.Join(dir, "snapshots")
-	mountTmpfs(t, mnt, 64<<10)
+	testutil.MountTmpfs(t, mnt, 64<<10)
 	n := startFaulty(t, dir, LogStoreWAL, FsyncAlways, nil)
 	big := strings.Repeat("x", 200)
 	for i := range 1000 {

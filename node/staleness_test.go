@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -24,14 +25,14 @@ func TestReadonlyStalenessBoundedByTheLeadersCommit(t *testing.T) {
 	if _, err := leader.Apply(zaddEntry("x", "m", 1)); err != nil {
 		t.Fatal(err)
 	}
-	poll(t, 5*time.Second, "the follower to apply x=1", func() bool { return score(f, "x", "m") == "1" })
+	testutil.Poll(t, 5*time.Second, "the follower to apply x=1", func() bool { return score(f, "x", "m") == "1" })
 	tc.partition(f.ID())
 	// A long log for the follower to catch up on, then the overwrite.
 	// (Through the majority's leader of the moment: under the race
 	// detector it may change.)
 	majority := func() *Node {
 		var l *Node
-		poll(t, 10*time.Second, "a leader among the majority", func() bool {
+		testutil.Poll(t, 10*time.Second, "a leader among the majority", func() bool {
 			for _, n := range tc.all() {
 				if n != f && n.Ready() {
 					l = n
@@ -58,7 +59,7 @@ func TestReadonlyStalenessBoundedByTheLeadersCommit(t *testing.T) {
 			done += 500
 		}
 	}
-	poll(t, 10*time.Second, "the overwrite", func() bool {
+	testutil.Poll(t, 10*time.Second, "the overwrite", func() bool {
 		_, err := majority().Apply(zaddEntry("x", "m", 2))
 		return err == nil
 	})

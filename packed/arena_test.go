@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // Removing most members of a standard set leaves garbage in its arena;
@@ -90,7 +92,7 @@ func TestArenaRecords(t *testing.T) {
 // than a chunk gets a buffer of its own and the chunk numbers it spans; the
 // slack stays within the last chunk.
 func TestArenaChunks(t *testing.T) {
-	r := rand.New(rand.NewPCG(testSeed(t), 5))
+	r := rand.New(rand.NewPCG(testutil.Seed(t), 5))
 	var a arena
 	type rec struct {
 		ref sref
@@ -149,7 +151,7 @@ func TestArenaChunks(t *testing.T) {
 // deep tree of small leaves, so that compactions come often: after each,
 // the set must pass Check and agree with a plain map.
 func TestCompactionRandom(t *testing.T) {
-	r := rand.New(rand.NewPCG(testSeed(t), 6))
+	r := rand.New(rand.NewPCG(testutil.Seed(t), 6))
 	z := newWithCaps(Standard, 8, 4)
 	c := z.c.(*zcore[sref, float64, struct{}])
 	model := map[string]float64{}
@@ -218,7 +220,7 @@ func useEvacuation(t *testing.T) (compactions, evacuations *int) {
 // agree with a plain map throughout; chunk numbers must be reused, not
 // grow with the churn; and garbage must stay near half of the arena.
 func TestEvacuationRandom(t *testing.T) {
-	seed := testSeed(t)
+	seed := testutil.Seed(t)
 	r := rand.New(rand.NewPCG(seed, 7))
 	z := newWithCaps(Standard, 8, 4)
 	c := z.c.(*zcore[sref, float64, struct{}])

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // entriesOf returns a set's entries in order, member text and score bits.
@@ -28,7 +30,7 @@ func render(each func(fn func(m []byte, s float64) bool)) []string {
 // index resize and a standard set with garbage in its arena, and neither
 // set sees what is done to the other afterwards.
 func TestCloneIsDeep(t *testing.T) {
-	seed := testSeed(t)
+	seed := testutil.Seed(t)
 	for _, l := range allLayouts {
 		t.Run(l.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, uint64(l)))

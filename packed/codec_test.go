@@ -2,10 +2,10 @@ package packed
 
 import (
 	"math"
-	"math/rand/v2"
 	"strconv"
 	"testing"
-	"time"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 func TestParseCanonicalInt(t *testing.T) {
@@ -27,9 +27,7 @@ func TestParseCanonicalInt(t *testing.T) {
 // length up to 21, mostly digits, some with one byte changed to a byte
 // next to the digit range, a sign or a space.
 func TestParseCanonicalIntAgainstStrconv(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 0))
+	r := testutil.Rand(t, 0)
 	odd := []byte{'/', ':', '-', '+', ' ', 0, 0x80, 0xb0, 'a', 0x39 + 0x10, 0x30 - 0x10}
 	for i := 0; i < 200000; i++ {
 		b := make([]byte, r.IntN(22))

@@ -420,6 +420,6 @@
 // mutations; building with -tags invariants makes every mutation call it.
 // The randomized tests run all seven layouts against a plain model (a map
 // and a sorted slice), with leaves and branches as small as 4 to grow deep
-// trees from a few thousand members, and print their seed (-seed=N or
-// GOBLIN_SEED=N replays one). FuzzTree and FuzzDecode are the fuzz targets.
+// trees from a few thousand members, and print their seed
+// (GOBLIN_SEED=N replays one). FuzzTree and FuzzDecode are the fuzz targets.
 package packed

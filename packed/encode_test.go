@@ -7,6 +7,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 func encode(t testing.TB, z *ZSet) []byte {
@@ -62,7 +64,7 @@ func TestDecodeNegativeZeroInt32Float32(t *testing.T) {
 }
 
 func TestEncodeRoundTrip(t *testing.T) {
-	r := rand.New(rand.NewPCG(testSeed(t), 1))
+	r := rand.New(rand.NewPCG(testutil.Seed(t), 1))
 	for _, l := range allLayouts {
 		for _, n := range []int{0, 1, 7, 600, 3000} {
 			z := randomSet(r, l, 4+r.IntN(600), n)
@@ -89,7 +91,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 }
 
 func TestDecodeRejectsCorruption(t *testing.T) {
-	r := rand.New(rand.NewPCG(testSeed(t), 2))
+	r := rand.New(rand.NewPCG(testutil.Seed(t), 2))
 	for _, l := range allLayouts {
 		z := randomSet(r, l, 8, 40)
 		b := encode(t, z)

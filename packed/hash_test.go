@@ -1,11 +1,8 @@
 package packed
 
 import (
-	"strconv"
 	"testing"
 )
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 // Sequential IDs must spread over the table (the seed's identity hash put
 // 100,000 sequential IDs in one bucket) and over the fingerprints.

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // TestLeafOps checks the floating-run leaf against a plain slice, with
@@ -40,7 +42,7 @@ func scoreOf[M member, S score](m M) S {
 }
 
 func testLeafOps[M int32 | int64 | sref, S score](t *testing.T, mem func(int32) M) {
-	r := rand.New(rand.NewPCG(testSeed(t), 3))
+	r := rand.New(rand.NewPCG(testutil.Seed(t), 3))
 	// from fills a source leaf with k fresh entries and returns them.
 	from := func(k int) (*leaf[M, S], []M) {
 		src := newLeaf[M, S](k + r.IntN(4))

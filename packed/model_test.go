@@ -4,35 +4,16 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
-	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
-
-var seedFlag = flag.Uint64("seed", 0, "seed for randomized tests (0: from $GOBLIN_SEED or the clock)")
-
-// testSeed returns the seed for a randomized test and logs it, so that a
-// failure can be replayed with -seed=N.
-func testSeed(t testing.TB) uint64 {
-	s := *seedFlag
-	if s == 0 {
-		if e, err := strconv.ParseUint(os.Getenv("GOBLIN_SEED"), 10, 64); err == nil {
-			s = e
-		}
-	}
-	if s == 0 {
-		s = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (replay with -seed=%d)", s, s)
-	return s
-}
 
 // model is the reference: a map from member text to score plus the
 // entries kept sorted in a plain slice, with the layout rules written out
@@ -426,7 +407,7 @@ func runModel(t *testing.T, r *rand.Rand, l Layout, leafCap, branchCap, ops, poo
 var allLayouts = []Layout{Standard, Int32Float32, Int32Float64, Int64Float32, Int64Float64, UUIDFloat32, UUIDFloat64}
 
 func TestModel(t *testing.T) {
-	seed := testSeed(t)
+	seed := testutil.Seed(t)
 	for _, l := range allLayouts {
 		for _, caps := range [][2]int{{4, 4}, {5, 6}, {8, 8}, {512, 64}} {
 			t.Run(fmt.Sprintf("%v/%d-%d", l, caps[0], caps[1]), func(t *testing.T) {
@@ -445,7 +426,7 @@ func TestModel(t *testing.T) {
 // branches (height 6 and more), then shrinks them, so that every split,
 // shift, merge and redistribution path runs at every level.
 func TestModelDeep(t *testing.T) {
-	seed := testSeed(t)
+	seed := testutil.Seed(t)
 	for _, l := range allLayouts {
 		t.Run(l.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, uint64(l)))
@@ -464,7 +445,7 @@ func TestModelDeep(t *testing.T) {
 // leaf is refilled from and merged with its siblings at every level while
 // the rest of the tree changes too.
 func TestModelQueue(t *testing.T) {
-	seed := testSeed(t)
+	seed := testutil.Seed(t)
 	for _, l := range allLayouts {
 		t.Run(l.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, uint64(l)))

@@ -5,12 +5,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // TestOrderKeys checks that order keys compare as (score, member) does,
 // with -0 and +0 one score, and that they decode to their score and member.
 func TestOrderKeys(t *testing.T) {
-	r := rand.New(rand.NewPCG(testSeed(t), 9))
+	r := rand.New(rand.NewPCG(testutil.Seed(t), 9))
 	scores := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 1.5, -2.25, math.MaxFloat32, -math.MaxFloat32,
 		math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32, float32(math.Inf(1)), float32(math.Inf(-1))}
 	members := []int32{0, 1, -1, 7, -7, math.MaxInt32, math.MinInt32, math.MaxInt32 - 1, math.MinInt32 + 1}
@@ -105,7 +107,7 @@ func BenchmarkInterleavedSearch(b *testing.B) {
 // runs with many ties and negative scores and members: one run searched
 // twice, and two runs of different lengths (possibly empty).
 func TestOrderKeySearchAgrees(t *testing.T) {
-	r := rand.New(rand.NewPCG(testSeed(t), 6))
+	r := rand.New(rand.NewPCG(testutil.Seed(t), 6))
 	draw := func() (float32, int32) { return float32(r.IntN(20) - 10), int32(r.IntN(100) - 50) }
 	for range 2000 {
 		k2, s2, cs := orderedRun(1+r.IntN(300), draw)

@@ -7,11 +7,13 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // The searches against a linear scan, over sorted runs with many ties.
 func TestSearches(t *testing.T) {
-	r := rand.New(rand.NewPCG(testSeed(t), 4))
+	r := rand.New(rand.NewPCG(testutil.Seed(t), 4))
 	c := &zcore[int32, float32, float32]{}
 	for range 2000 {
 		// Short runs with many ties, and long ones that take several
@@ -43,7 +45,7 @@ func TestSearches(t *testing.T) {
 // pairBound2 finds both keys where pairBound finds each, over runs of
 // different lengths (empty and one-entry runs among them).
 func TestPairBound2(t *testing.T) {
-	r := rand.New(rand.NewPCG(testSeed(t), 5))
+	r := rand.New(rand.NewPCG(testutil.Seed(t), 5))
 	run := func() ([]int64, []float64) {
 		n := runLen(r, 6, 700)
 		ss, ks := make([]float64, n), make([]int64, n)
@@ -86,7 +88,7 @@ func TestPairBound2(t *testing.T) {
 
 // uuidBound2 finds both keys where a linear scan finds each.
 func TestUUIDBound2(t *testing.T) {
-	r := rand.New(rand.NewPCG(testSeed(t), 6))
+	r := rand.New(rand.NewPCG(testutil.Seed(t), 6))
 	less := func(s1 float32, k1 uuid, s2 float32, k2 uuid, orEq bool) bool {
 		if s1 != s2 {
 			return s1 < s2
@@ -180,7 +182,7 @@ func sortedRun[K comparable, S score](ks []K, ss []S, cmpM func(a, b K) int) ([]
 // scoreBounds finds the run of tied scores a linear count finds, and
 // lowerBound its start.
 func TestScoreBounds(t *testing.T) {
-	r := rand.New(rand.NewPCG(testSeed(t), 7))
+	r := rand.New(rand.NewPCG(testutil.Seed(t), 7))
 	for range 5000 {
 		n := runLen(r, 10, 1100)
 		sr := 1 + r.IntN(1+n/4)
@@ -221,7 +223,7 @@ func randomMember(r *rand.Rand, n int) []byte {
 // TestMemberPrefixOrder checks that member prefixes never contradict the
 // members' order: prefix(a) <= prefix(b) whenever a <= b.
 func TestMemberPrefixOrder(t *testing.T) {
-	r := rand.New(rand.NewPCG(testSeed(t), 9))
+	r := rand.New(rand.NewPCG(testutil.Seed(t), 9))
 	for range 100000 {
 		a, b := randomMember(r, 3), randomMember(r, 3)
 		if bytes.Compare(a, b) > 0 {
@@ -234,7 +236,7 @@ func TestMemberPrefixOrder(t *testing.T) {
 }
 
 func TestStandardSearch(t *testing.T) {
-	r := rand.New(rand.NewPCG(testSeed(t), 8))
+	r := rand.New(rand.NewPCG(testutil.Seed(t), 8))
 	for range 300 {
 		c := &zcore[sref, float64, struct{}]{}
 		n, sr := 1+r.IntN(40), 1+r.IntN(6)

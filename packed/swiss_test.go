@@ -3,7 +3,10 @@ package packed
 import (
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"testing"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // swissOps drives the index directly with caller-chosen hashes, so a test
@@ -89,14 +92,14 @@ func TestSwissEraseInGroupWithEmptyLeavesNoTombstone(t *testing.T) {
 func TestIndexGrowsAndShrinks(t *testing.T) {
 	z := New(Int64Float64)
 	for i := range 10000 {
-		z.Add([]byte(itoa(i)), float64(i), 0)
+		z.Add([]byte(strconv.Itoa(i)), float64(i), 0)
 	}
 	grown := z.Stats().IndexSlots
 	if load := 10000 / float64(grown); load < 7.0/8/growNum*growDen-0.01 || load > 7.0/8 {
 		t.Fatalf("load %v after growth", load)
 	}
 	for i := range 9950 {
-		z.Remove([]byte(itoa(i)))
+		z.Remove([]byte(strconv.Itoa(i)))
 	}
 	if err := z.Check(); err != nil {
 		t.Fatal(err)
@@ -114,7 +117,7 @@ func TestIndexGrowsAndShrinks(t *testing.T) {
 // keeps its score throughout, with the invariant checker run while resizes
 // are in progress.
 func TestIndexResizeIsIncremental(t *testing.T) {
-	seed := testSeed(t)
+	seed := testutil.Seed(t)
 	for _, l := range []Layout{Int32Float32, Standard, UUIDFloat64} {
 		t.Run(l.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, uint64(l)))
@@ -131,7 +134,7 @@ func TestIndexResizeIsIncremental(t *testing.T) {
 				if l == UUIDFloat64 {
 					return fmt.Appendf(nil, "00000000-0000-4000-8000-%012x", i)
 				}
-				return []byte(itoa(i))
+				return []byte(strconv.Itoa(i))
 			}
 			var prev Stats
 			moving, resizes, checks := 0, 0, 0

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // Ascending and descending loads split at the insertion point and fill
@@ -77,7 +79,7 @@ func TestDeepPaths(t *testing.T) {
 	if invariants {
 		t.Skip("checks the invariants itself every 4,000 operations; -tags invariants would check a 25,000-member tree after every one")
 	}
-	seed := testSeed(t)
+	seed := testutil.Seed(t)
 	for _, l := range []Layout{Int32Float32, Standard} {
 		t.Run(l.String(), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, uint64(l)))

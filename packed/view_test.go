@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // A view is frozen: a randomized model test takes views of a set (with a
@@ -16,7 +18,7 @@ import (
 // exactly its copy's entries and encodes to exactly its copy's bytes,
 // and that the set passes Check.
 func TestViewIsFrozen(t *testing.T) {
-	seed := testSeed(t)
+	seed := testutil.Seed(t)
 	for _, l := range allLayouts {
 		for _, limit := range []int{compactLimit, 0} {
 			t.Run(fmt.Sprintf("%v/compact%d", l, limit), func(t *testing.T) {

@@ -73,11 +73,11 @@ func applyAll(f *FSM, changes ...*ACLChange) []string {
 
 func TestApplyACL(t *testing.T) {
 	f := New()
-	if f.A.ACLUsers() != nil {
+	if f.applier.ACLUsers() != nil {
 		t.Fatal("a new state has users")
 	}
 	var dropped [][]string
-	f.A.OnACLChange(func(_ *acl.Users, d []string) { dropped = append(dropped, d) })
+	f.applier.OnACLChange(func(_ *acl.Users, d []string) { dropped = append(dropped, d) })
 	got := applyAll(f,
 		setUser("alice", "on", "#"+acl.HashPassword([]byte("pw")), "+@all", "~*"),
 		setUser("alice", "+nosuch"),
@@ -91,7 +91,7 @@ func TestApplyACL(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("replies %q", got)
 	}
-	us := f.A.ACLUsers()
+	us := f.applier.ACLUsers()
 	if !reflect.DeepEqual(us.Names(), []string{"alice", "default"}) || !us.Get("alice").CheckPassword([]byte("pw")) {
 		t.Fatalf("users %v", us.Names())
 	}
@@ -105,9 +105,9 @@ func TestApplyACL(t *testing.T) {
 	// ACL LOAD replaces every user; connections of all but the default
 	// user are closed, as Redis does.
 	got = applyAll(f, &ACLChange{Kind: ACLLoad, Users: []ACLUser{{Name: "carol", Rules: []string{"on"}}}})
-	if got[0] != "+OK\r\n" || !reflect.DeepEqual(f.A.ACLUsers().Names(), []string{"carol", "default"}) ||
+	if got[0] != "+OK\r\n" || !reflect.DeepEqual(f.applier.ACLUsers().Names(), []string{"carol", "default"}) ||
 		!reflect.DeepEqual(dropped[len(dropped)-1], []string{"alice"}) {
-		t.Fatalf("load: %q users %v dropped %v", got, f.A.ACLUsers().Names(), dropped)
+		t.Fatalf("load: %q users %v dropped %v", got, f.applier.ACLUsers().Names(), dropped)
 	}
 }
 
@@ -122,28 +122,28 @@ func TestApplyACLConfig(t *testing.T) {
 	c := setUser("alice", "on")
 	c.Init = cfg("d1")
 	applyAll(f, c)
-	us := f.A.ACLUsers()
+	us := f.applier.ACLUsers()
 	if us.Default().NoPass() || !us.Default().CheckPassword([]byte("secret")) || us.Get("alice") == nil {
 		t.Fatalf("users %v", us.Default().Describe())
 	}
-	if f.A.ACLConfigDigest("n1") != "d1" {
-		t.Fatalf("digest %q", f.A.ACLConfigDigest("n1"))
+	if f.applier.ACLConfigDigest("n1") != "d1" {
+		t.Fatalf("digest %q", f.applier.ACLConfigDigest("n1"))
 	}
 	// A change by SETUSER stays when the same configuration comes again.
 	applyAll(f, setUser("default", "nopass"), cfg("d1"))
-	if !f.A.ACLUsers().Default().NoPass() {
+	if !f.applier.ACLUsers().Default().NoPass() {
 		t.Fatal("the configuration applied twice")
 	}
 	// A new configuration applies.
 	applyAll(f, cfg("d2"))
-	if f.A.ACLUsers().Default().NoPass() || f.A.ACLConfigDigest("n1") != "d2" {
+	if f.applier.ACLUsers().Default().NoPass() || f.applier.ACLConfigDigest("n1") != "d2" {
 		t.Fatal("the new configuration did not apply")
 	}
 	// An Init is ignored once the state has users.
 	c = setUser("bob", "on")
 	c.Init = &ACLChange{Kind: ACLConfig, Node: "n2", Digest: "z", Replace: true}
 	applyAll(f, c)
-	if f.A.ACLUsers().Get("alice") == nil || f.A.ACLConfigDigest("n2") != "" {
+	if f.applier.ACLUsers().Get("alice") == nil || f.applier.ACLConfigDigest("n2") != "" {
 		t.Fatal("an Init applied to a state with users")
 	}
 }
@@ -167,18 +167,18 @@ func TestSnapshotKeepsACL(t *testing.T) {
 	dst := New()
 	applyAll(dst, setUser("zed", "on"))
 	var dropped []string
-	dst.A.OnACLChange(func(_ *acl.Users, d []string) { dropped = d })
+	dst.applier.OnACLChange(func(_ *acl.Users, d []string) { dropped = d })
 	if err := dst.Restore(nopCloser{bytes.NewReader(buf.Bytes())}); err != nil {
 		t.Fatal(err)
 	}
-	a, b := src.A.ACLUsers().Get("alice"), dst.A.ACLUsers().Get("alice")
+	a, b := src.applier.ACLUsers().Get("alice"), dst.applier.ACLUsers().Get("alice")
 	if b == nil || a.Describe() != b.Describe() || !b.CheckPassword([]byte("pw")) {
 		t.Fatalf("restored alice %v", b)
 	}
-	if dst.A.ACLUsers().Get("zed") != nil || !reflect.DeepEqual(dropped, []string{"zed"}) {
+	if dst.applier.ACLUsers().Get("zed") != nil || !reflect.DeepEqual(dropped, []string{"zed"}) {
 		t.Fatalf("zed survived the restore, or was not dropped: %v", dropped)
 	}
-	if dst.A.ACLConfigDigest("n1") != "d1" {
+	if dst.applier.ACLConfigDigest("n1") != "d1" {
 		t.Fatal("configuration digest lost")
 	}
 	// A snapshot without users restores to a state without users.
@@ -186,8 +186,8 @@ func TestSnapshotKeepsACL(t *testing.T) {
 	snap, _ = empty.Snapshot()
 	buf.Reset()
 	WriteSnapshot(&buf, snap.(*snapshot).st)
-	if err := dst.Restore(nopCloser{bytes.NewReader(buf.Bytes())}); err != nil || dst.A.ACLUsers() != nil {
-		t.Fatalf("restore of a state without users: %v, %v", err, dst.A.ACLUsers())
+	if err := dst.Restore(nopCloser{bytes.NewReader(buf.Bytes())}); err != nil || dst.applier.ACLUsers() != nil {
+		t.Fatalf("restore of a state without users: %v, %v", err, dst.applier.ACLUsers())
 	}
 }
 

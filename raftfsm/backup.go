@@ -16,5 +16,5 @@ func (f *FSM) Capture() *State {
 	defer ks.Unlock()
 	// ApplyBatch and Restore publish the applied index before they release
 	// the keyspace, so under the lock it is the view's index.
-	return &State{view: ks.Snapshot(), Now: f.A.now, Index: f.applied.Load(), acl: f.A.acl.clone()}
+	return &State{view: ks.Snapshot(), Now: f.applier.now, Index: f.applied.Load(), acl: f.applier.acl.clone()}
 }

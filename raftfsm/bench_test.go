@@ -13,7 +13,7 @@ func BenchmarkApplyBatch(b *testing.B) {
 	const batch, members = 64, 1 << 14
 	data := make([][]byte, members)
 	for i := range data {
-		data[i] = commandEntry(1, cmd(0, "ZADD", "k", strconv.Itoa(i%7), strconv.Itoa(i))).Encode(nil)
+		data[i] = commandEntry(1, NewCommand(0, "ZADD", "k", strconv.Itoa(i%7), strconv.Itoa(i))).Encode(nil)
 	}
 	logs := make([]*raft.Log, batch)
 	for i := range logs {

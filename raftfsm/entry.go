@@ -57,6 +57,21 @@ type Command struct {
 	Argv [][]byte
 }
 
+// NewCommand returns the command args in database db.
+func NewCommand(db int, args ...string) Command {
+	argv := make([][]byte, len(args))
+	for i, a := range args {
+		argv[i] = []byte(a)
+	}
+	return Command{DB: db, Argv: argv}
+}
+
+// CommandEntry returns an entry of one command, args in database db, from
+// a RESP2 connection, stamped with the proposer's clock now (Unix ms).
+func CommandEntry(now int64, db int, args ...string) *Entry {
+	return &Entry{Op: OpCommand, Proto: 2, Time: now, Commands: []Command{NewCommand(db, args...)}}
+}
+
 // WatchedKey is a key a transaction WATCHed.
 type WatchedKey struct {
 	DB  int

@@ -97,15 +97,15 @@ func TestApplierAnswersWhatItCannotRun(t *testing.T) {
 		e    *Entry
 		want string
 	}{
-		{&Entry{Op: OpBatch, Proto: 2, Time: fuzzEpoch, Commands: []Command{cmd(0, "ZCARD"), cmd(0, "OBJECT", "nosuch", "k"), cmd(0, "ZADD", "k", "x", "a"), cmd(0, "ZCARD", "k")}},
+		{&Entry{Op: OpBatch, Proto: 2, Time: fuzzEpoch, Commands: []Command{NewCommand(0, "ZCARD"), NewCommand(0, "OBJECT", "nosuch", "k"), NewCommand(0, "ZADD", "k", "x", "a"), NewCommand(0, "ZCARD", "k")}},
 			"-ERR wrong number of arguments for 'zcard' command\r\n" +
 				"-ERR unknown subcommand 'nosuch'. Try OBJECT HELP.\r\n" +
 				"-ERR value is not a valid float\r\n:6\r\n"},
-		{&Entry{Op: OpMulti, Proto: 2, Time: fuzzEpoch, Commands: []Command{cmd(0, "ZRANDMEMBER", "k", strconv.FormatInt(-math.MaxInt64, 10)), cmd(0, "ZCARD", "k")}},
+		{&Entry{Op: OpMulti, Proto: 2, Time: fuzzEpoch, Commands: []Command{NewCommand(0, "ZRANDMEMBER", "k", strconv.FormatInt(-math.MaxInt64, 10)), NewCommand(0, "ZCARD", "k")}},
 			"*2\r\n-ERR ZRANDMEMBER count is too large inside a transaction\r\n:6\r\n"},
-		{&Entry{Op: OpMulti, Proto: 2, Time: fuzzEpoch, Commands: []Command{cmd(0, "ZADD", "big", "1", strings.Repeat("m", 1<<20)), cmd(0, "ZRANDMEMBER", "big", "-65")}},
+		{&Entry{Op: OpMulti, Proto: 2, Time: fuzzEpoch, Commands: []Command{NewCommand(0, "ZADD", "big", "1", strings.Repeat("m", 1<<20)), NewCommand(0, "ZRANDMEMBER", "big", "-65")}},
 			"*2\r\n:1\r\n-ERR ZRANDMEMBER count is too large inside a transaction\r\n"},
-		{&Entry{Op: OpCommand, Proto: 3, Time: fuzzEpoch, Commands: []Command{cmd(0, "MULTI")}},
+		{&Entry{Op: OpCommand, Proto: 3, Time: fuzzEpoch, Commands: []Command{NewCommand(0, "MULTI")}},
 			"-ERR unknown command 'MULTI', with args beginning with: \r\n"},
 	}
 	for i, s := range steps {
@@ -124,11 +124,11 @@ func TestEntryReplyIsBounded(t *testing.T) {
 	f := newFuzzFSM(t)
 	member := strings.Repeat("m", 1<<20)
 	one := "*1\r\n$1048576\r\n" + member + "\r\n"
-	cmds := []Command{cmd(0, "ZADD", "big", "1", member)}
+	cmds := []Command{NewCommand(0, "ZADD", "big", "1", member)}
 	for range 70 {
-		cmds = append(cmds, cmd(0, "ZRANGE", "big", "0", "-1"))
+		cmds = append(cmds, NewCommand(0, "ZRANGE", "big", "0", "-1"))
 	}
-	cmds = append(cmds, cmd(0, "ZADD", "big", "2", "n"), cmd(0, "ZCARD", "big"))
+	cmds = append(cmds, NewCommand(0, "ZADD", "big", "2", "n"), NewCommand(0, "ZCARD", "big"))
 	r := f.Apply(&raft.Log{Index: 100, Type: raft.LogCommand, Data: (&Entry{Op: OpMulti, Proto: 2, Time: fuzzEpoch, Commands: cmds}).Encode(nil)}).(Result)
 	reply := string(r.Reply)
 	// The header, the ZADD, then full ZRANGE replies until the total

@@ -14,7 +14,8 @@ import (
 
 // FSM adapts an Applier to hashicorp/raft.
 type FSM struct {
-	A *Applier
+	// applier runs committed entries against the keyspace (Applier).
+	applier *Applier
 	// applied is the index of the last log the FSM has applied.
 	applied atomic.Uint64
 	mu      sync.Mutex
@@ -54,13 +55,16 @@ var (
 )
 
 // New returns an FSM over an empty keyspace.
-func New() *FSM { return &FSM{A: NewApplier(keyspace.New())} }
+func New() *FSM { return &FSM{applier: NewApplier(keyspace.New())} }
+
+// Applier returns the applier the FSM runs committed entries through.
+func (f *FSM) Applier() *Applier { return f.applier }
 
 // KS returns the keyspace (which Restore may replace: call it each time).
 func (f *FSM) KS() *keyspace.Keyspace {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.A.KS
+	return f.applier.KS
 }
 
 // Applied returns the index of the last applied log.

@@ -12,16 +12,9 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/keyspace"
 )
-
-func cmd(db int, args ...string) Command {
-	argv := make([][]byte, len(args))
-	for i, a := range args {
-		argv[i] = []byte(a)
-	}
-	return Command{DB: db, Argv: argv}
-}
 
 func commandEntry(t int64, c Command) *Entry {
 	return &Entry{Op: OpCommand, Time: t, Proto: 2, Commands: []Command{c}}
@@ -65,18 +58,18 @@ func randomLog(seed uint64, n int) []*Entry {
 		var c Command
 		switch r.IntN(8) {
 		case 0, 1, 2:
-			c = cmd(db, "ZADD", key, score, member)
+			c = NewCommand(db, "ZADD", key, score, member)
 		case 3:
-			c = cmd(db, "ZINCRBY", key, "1.5", member)
+			c = NewCommand(db, "ZINCRBY", key, "1.5", member)
 		case 4:
-			c = cmd(db, "ZREM", key, member)
+			c = NewCommand(db, "ZREM", key, member)
 		case 5:
-			c = cmd(db, "ZADD", key, "GT", "CH", score, member, score, member+"x")
+			c = NewCommand(db, "ZADD", key, "GT", "CH", score, member, score, member+"x")
 		case 6:
-			c = cmd(db, "DEL", key)
+			c = NewCommand(db, "DEL", key)
 		case 7:
 			log = append(log, &Entry{Op: OpMulti, Time: now, Proto: 3, Commands: []Command{
-				cmd(db, "ZADD", key, score, member), cmd(db, "ZREM", key, "m0"),
+				NewCommand(db, "ZADD", key, score, member), NewCommand(db, "ZREM", key, "m0"),
 			}})
 			continue
 		}
@@ -86,9 +79,7 @@ func randomLog(seed uint64, n int) []*Entry {
 }
 
 func TestApplierIsDeterministic(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	log := randomLog(seed, 3000)
+	log := randomLog(testutil.Seed(t), 3000)
 	a, b := NewApplier(keyspace.New()), NewApplier(keyspace.New())
 	for i, e := range log {
 		// Each node decodes its own copy of the bytes, as from its log.
@@ -113,16 +104,16 @@ func TestApplyReplies(t *testing.T) {
 		e    *Entry
 		want string
 	}{
-		{commandEntry(10, cmd(0, "ZADD", "k", "1", "a", "2", "b")), ":2\r\n"},
-		{commandEntry(11, cmd(0, "ZINCRBY", "k", "0.5", "a")), "$3\r\n1.5\r\n"},
-		{&Entry{Op: OpCommand, Time: 12, Proto: 3, Commands: []Command{cmd(0, "ZINCRBY", "k", "0.5", "a")}}, ",2\r\n"},
-		{commandEntry(13, cmd(0, "NOPE", "x")), "-ERR unknown command 'NOPE', with args beginning with: 'x' \r\n"},
-		{commandEntry(14, cmd(0, "ZADD", "k")), "-ERR wrong number of arguments for 'zadd' command\r\n"},
-		{&Entry{Op: OpMulti, Time: 15, Proto: 2, Commands: []Command{cmd(0, "ZADD", "k", "5", "c"), cmd(0, "ZCARD", "k"), cmd(1, "ZCARD", "k")}}, "*3\r\n:1\r\n:3\r\n:0\r\n"},
+		{commandEntry(10, NewCommand(0, "ZADD", "k", "1", "a", "2", "b")), ":2\r\n"},
+		{commandEntry(11, NewCommand(0, "ZINCRBY", "k", "0.5", "a")), "$3\r\n1.5\r\n"},
+		{&Entry{Op: OpCommand, Time: 12, Proto: 3, Commands: []Command{NewCommand(0, "ZINCRBY", "k", "0.5", "a")}}, ",2\r\n"},
+		{commandEntry(13, NewCommand(0, "NOPE", "x")), "-ERR unknown command 'NOPE', with args beginning with: 'x' \r\n"},
+		{commandEntry(14, NewCommand(0, "ZADD", "k")), "-ERR wrong number of arguments for 'zadd' command\r\n"},
+		{&Entry{Op: OpMulti, Time: 15, Proto: 2, Commands: []Command{NewCommand(0, "ZADD", "k", "5", "c"), NewCommand(0, "ZCARD", "k"), NewCommand(1, "ZCARD", "k")}}, "*3\r\n:1\r\n:3\r\n:0\r\n"},
 		// WATCH: k changed at index 6 (the multi above), after index 5.
-		{&Entry{Op: OpMulti, Time: 16, Proto: 2, WatchIndex: 5, Watched: []WatchedKey{{DB: 0, Key: []byte("k")}}, Commands: []Command{cmd(0, "ZCARD", "k")}}, "*-1\r\n"},
-		{&Entry{Op: OpMulti, Time: 17, Proto: 3, WatchIndex: 6, Watched: []WatchedKey{{DB: 0, Key: []byte("k")}}, Commands: []Command{cmd(0, "ZCARD", "k")}}, "*1\r\n:3\r\n"},
-		{&Entry{Op: OpMulti, Time: 18, Proto: 3, WatchIndex: 6, Watched: []WatchedKey{{DB: 0, Key: []byte("k")}}, Commands: []Command{cmd(0, "ZCARD", "k")}}, "*1\r\n:3\r\n"},
+		{&Entry{Op: OpMulti, Time: 16, Proto: 2, WatchIndex: 5, Watched: []WatchedKey{{DB: 0, Key: []byte("k")}}, Commands: []Command{NewCommand(0, "ZCARD", "k")}}, "*-1\r\n"},
+		{&Entry{Op: OpMulti, Time: 17, Proto: 3, WatchIndex: 6, Watched: []WatchedKey{{DB: 0, Key: []byte("k")}}, Commands: []Command{NewCommand(0, "ZCARD", "k")}}, "*1\r\n:3\r\n"},
+		{&Entry{Op: OpMulti, Time: 18, Proto: 3, WatchIndex: 6, Watched: []WatchedKey{{DB: 0, Key: []byte("k")}}, Commands: []Command{NewCommand(0, "ZCARD", "k")}}, "*1\r\n:3\r\n"},
 	}
 	for i, s := range steps {
 		if got := string(a.Apply(uint64(i+1), s.e)); got != s.want {
@@ -134,8 +125,8 @@ func TestApplyReplies(t *testing.T) {
 func TestExpireEntryDeletesOnlyWhatExpired(t *testing.T) {
 	a := NewApplier(keyspace.New())
 	ks := a.KS
-	a.Apply(1, commandEntry(1000, cmd(0, "ZADD", "gone", "1", "a")))
-	a.Apply(2, commandEntry(1000, cmd(0, "ZADD", "kept", "1", "a")))
+	a.Apply(1, commandEntry(1000, NewCommand(0, "ZADD", "gone", "1", "a")))
+	a.Apply(2, commandEntry(1000, NewCommand(0, "ZADD", "kept", "1", "a")))
 	ks.DB(0).SetExpire([]byte("gone"), 1500, 2)
 	ks.DB(0).SetExpire([]byte("kept"), 1500, 2)
 	// kept got a new time after the leader collected it.
@@ -159,16 +150,14 @@ func (s *memSink) Cancel() error { s.cancelled = true; return nil }
 func (s *memSink) Close() error  { return nil }
 
 func TestSnapshotRestore(t *testing.T) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
 	f := New()
-	log := randomLog(seed, 2000)
+	log := randomLog(testutil.Seed(t), 2000)
 	var logs []*raft.Log
 	for i, e := range log {
 		logs = append(logs, &raft.Log{Index: uint64(i + 1), Type: raft.LogCommand, Data: e.Encode(nil)})
 	}
 	f.ApplyBatch(logs[:1500])
-	f.A.Apply(1501, RulesEntry(keyspace.Rules{{Pattern: "p:*", Layout: 1}}))
+	f.applier.Apply(1501, RulesEntry(keyspace.Rules{{Pattern: "p:*", Layout: 1}}))
 	f.KS().DB(1).SetExpire([]byte("k1"), 1_900_000_000_000, 1501)
 	snap, err := f.Snapshot()
 	if err != nil {

@@ -130,7 +130,7 @@ const fuzzEpoch = int64(1_700_000_000_000)
 // fuzzSetup is the log every fuzzed FSM starts from: packed rules, sets
 // of every kind in databases 0 and 1, one with an expiry, one declared.
 func fuzzSetup() []*Entry {
-	c := func(db int, args ...string) *Entry { return commandEntry(fuzzEpoch, cmd(db, args...)) }
+	c := func(db int, args ...string) *Entry { return commandEntry(fuzzEpoch, NewCommand(db, args...)) }
 	return []*Entry{
 		RulesEntry(keyspace.Rules{{Pattern: "p:*", Layout: packed.Int64Float64}, {Pattern: "i:*", Layout: packed.Int32Float32}, {Pattern: "u:*", Layout: packed.UUIDFloat32}}),
 		c(0, "ZADD", "k", "1", "a", "2", "b", "2", "c", "3", "d", "-inf", "m", "+inf", "z"),
@@ -154,8 +154,8 @@ func newFuzzFSM(t testing.TB) *FSM {
 		t.Fatal(err)
 	}
 	f := New()
-	f.A.KS = base.KS().Clone()
-	f.A.now = base.A.now
+	f.applier.KS = base.KS().Clone()
+	f.applier.now = base.applier.now
 	f.applied.Store(base.Applied())
 	return f
 }
@@ -355,7 +355,7 @@ func seedEntries() []*Entry {
 func FuzzReadSnapshot(f *testing.F) {
 	var whole bytes.Buffer
 	fsm := newFuzzFSM(f)
-	st := &State{KS: fsm.KS(), Now: fsm.A.Now(), Index: fsm.Applied(), acl: fsm.A.acl}
+	st := &State{KS: fsm.KS(), Now: fsm.applier.Now(), Index: fsm.Applied(), acl: fsm.applier.acl}
 	if err := WriteSnapshot(&whole, st); err != nil {
 		f.Fatal(err)
 	}

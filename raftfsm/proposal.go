@@ -47,7 +47,7 @@ func (f *FSM) applyFenced(index, term uint64, e *Entry) Result {
 	if e.Term != 0 && e.Term != term {
 		return Result{Index: index, Err: ErrOtherTerm}
 	}
-	if r := f.A.Apply(index, e); r != nil {
+	if r := f.applier.Apply(index, e); r != nil {
 		return Result{Index: index, Reply: r}
 	}
 	return Result{Index: index}

@@ -61,7 +61,7 @@ func TestProposalTermFence(t *testing.T) {
 	var reports []report
 	f.OnProposal = func(id uint64, res Result) { reports = append(reports, report{id, res}) }
 	zadd := func(term, id uint64, member string) []byte {
-		e := commandEntry(1, cmd(0, "ZADD", "k", "1", member))
+		e := commandEntry(1, NewCommand(0, "ZADD", "k", "1", member))
 		e.Term, e.Proposal = term, id
 		return e.Encode(nil)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/internal/threadcpu"
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/packed"
@@ -39,14 +40,7 @@ func TestSnapshotAtScale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds large sets")
 	}
-	members, target := 200_000, false
-	if s := os.Getenv("GOBLIN_SCALE_MEMBERS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1000 {
-			t.Fatalf("GOBLIN_SCALE_MEMBERS=%q", s)
-		}
-		members, target = n, true
-	}
+	members, target := testutil.ScaleMembers(t, 200_000)
 	type scaleCase struct {
 		layout packed.Layout
 		keys   int
@@ -149,12 +143,10 @@ func liveHeap() uint64 {
 }
 
 func measureSnapshot(t *testing.T, l packed.Layout, keys, members int, target bool) {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(seed, 2))
+	r := testutil.Rand(t, 2)
 	start := time.Now()
 	f := New()
-	f.A.KS = scaleKeyspace(t, l, keys, members, r)
+	f.applier.KS = scaleKeyspace(t, l, keys, members, r)
 	t.Logf("built %d members in %d keys in %v", members, keys, time.Since(start).Round(time.Millisecond))
 
 	// The write load: rescores of existing members (the member count
@@ -163,7 +155,7 @@ func measureSnapshot(t *testing.T, l packed.Layout, keys, members int, target bo
 	per := members / keys
 	data := make([][]byte, 1<<14)
 	for i := range data {
-		c := cmd(0, "ZADD", scaleKey(l, r.IntN(keys)), strconv.Itoa(r.IntN(1_000_000)), scaleMember(l, r.IntN(per)))
+		c := NewCommand(0, "ZADD", scaleKey(l, r.IntN(keys)), strconv.Itoa(r.IntN(1_000_000)), scaleMember(l, r.IntN(per)))
 		data[i] = commandEntry(1, c).Encode(nil)
 	}
 	logs := make([]*raft.Log, batch)

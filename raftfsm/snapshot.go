@@ -31,11 +31,11 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 		return err
 	}
 	f.mu.Lock()
-	old := f.A.KS
+	old := f.applier.KS
 	old.Lock()
-	f.A.KS = st.KS
-	f.A.now = st.Now
-	f.A.setACL(st.acl, vanished(f.A.acl.users, st.acl.users))
+	f.applier.KS = st.KS
+	f.applier.now = st.Now
+	f.applier.setACL(st.acl, vanished(f.applier.acl.users, st.acl.users))
 	f.applied.Store(st.Index) // before the new state is visible (Capture)
 	old.Unlock()
 	f.mu.Unlock()
@@ -44,8 +44,8 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	// install) must not wait for the next entry to be applied.
 	f.setApplied(st.Index)
 	f.restored()
-	if f.A.Ready != nil {
-		f.A.Ready(-1, nil) // any key may have changed
+	if f.applier.Ready != nil {
+		f.applier.Ready(-1, nil) // any key may have changed
 	}
 	return nil
 }

@@ -15,8 +15,7 @@ import (
 )
 
 func zadd(key, member string) []byte {
-	e := &Entry{Op: OpCommand, Proto: 2, Time: 1, Commands: []Command{{Argv: [][]byte{[]byte("zadd"), []byte(key), []byte("1"), []byte(member)}}}}
-	return e.Encode(nil)
+	return CommandEntry(1, 0, "zadd", key, "1", member).Encode(nil)
 }
 
 // A snapshot carries the index it was taken at, and restoring it makes

@@ -11,13 +11,9 @@ import (
 	"sort"
 	"strconv"
 	"testing"
-)
 
-func newRand(t *testing.T) *rand.Rand {
-	seed := rand.Uint64()
-	t.Logf("seed %d", seed)
-	return rand.New(rand.NewPCG(seed, 0))
-}
+	"github.com/goblindb/goblin/internal/testutil"
+)
 
 func randomSet(r *rand.Rand, n, maxLen int) *Members {
 	m := &Members{}
@@ -90,7 +86,7 @@ func sameScore(a, b float64) bool {
 }
 
 func TestPayloadRoundTrip(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	for _, c := range []struct {
 		n, maxLen int
 		want      Type
@@ -240,7 +236,7 @@ func TestZiplist(t *testing.T) {
 }
 
 func TestLZF(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	for range 300 {
 		n := r.IntN(3000)
 		in := make([]byte, n)
@@ -328,7 +324,7 @@ func TestFileReader(t *testing.T) {
 	f.str("y")
 	f.op(byte(TypeZSet2))
 	f.str("big")
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	big := randomSet(r, 500, 30)
 	f.b = append(f.b, appendZSet(nil, big, nil)[1:]...)
 	f.op(opModuleAux)

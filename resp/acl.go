@@ -153,7 +153,7 @@ func (s *Server) initACL() {
 	s.acl.src = s.cfg.ACL
 	if s.acl.src == nil {
 		if fb, ok := s.backend.(interface{ FSM() *raftfsm.FSM }); ok {
-			s.acl.src = fb.FSM().A
+			s.acl.src = fb.FSM().Applier()
 		} else if as, ok := s.backend.(ACLSource); ok {
 			s.acl.src = as
 		}

@@ -1,103 +1,29 @@
 package main
 
 import (
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/hashicorp/go-hclog"
-	"github.com/hashicorp/raft"
-
+	"github.com/goblindb/goblin/internal/servetest"
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/node"
 	"github.com/goblindb/goblin/packed"
-	"github.com/goblindb/goblin/resp"
 )
 
-// startGoblin runs a single-node Goblin in process (in-memory Raft
-// transport, RESP on a free loopback port) and returns its address.
+// startGoblin runs a single-node Goblin in process (servetest.Start)
+// and returns its address.
 func startGoblin(t *testing.T) string {
-	t.Helper()
-	_, trans := raft.NewInmemTransport("")
-	n, err := node.New(node.Config{
-		ID: "bench", DataDir: t.TempDir(), Fsync: node.FsyncEverysec, Bootstrap: true, Transport: trans,
-		HeartbeatTimeout: 50 * time.Millisecond, ElectionTimeout: 50 * time.Millisecond,
-		Rules:  keyspace.Rules{{Pattern: "wiki:*", Layout: packed.Int32Float32}},
-		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr}),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := resp.NewServer(resp.Config{Addr: "127.0.0.1:0"}, n)
-	if err := srv.Listen(); err != nil {
-		n.Close()
-		t.Fatal(err)
-	}
-	srv.Serve()
-	t.Cleanup(func() {
-		srv.Close()
-		n.Close()
-	})
-	deadline := time.Now().Add(10 * time.Second)
-	for !n.Ready() {
-		if time.Now().After(deadline) {
-			t.Fatal("node did not become ready")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return srv.Addr().String()
+	s, _ := servetest.Start(t, node.Config{ID: "bench", Fsync: node.FsyncEverysec,
+		Rules: keyspace.Rules{{Pattern: "wiki:*", Layout: packed.Int32Float32}}})
+	return s.Addr().String()
 }
 
-// startRedis runs redis-server without persistence on a free port, or
-// skips (fails with GOBLIN_REQUIRE_REDIS=1) when it is not installed.
-func startRedis(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("GOBLIN_REQUIRE_REDIS") != "" {
-			t.Fatal("redis-server not found")
-		}
-		t.Skip("redis-server not installed")
-	}
-	port := freePort(t)
-	cmd := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	addr := "127.0.0.1:" + port
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if c, err := dial(addr); err == nil {
-			_, err = c.do("PING")
-			c.close()
-			if err == nil {
-				return addr
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("redis-server did not answer")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()[strings.LastIndexByte(ln.Addr().String(), ':')+1:]
-}
+// startRedis runs the reference redis-server (testutil.StartRedis) and
+// returns its address.
+func startRedis(t *testing.T) string { return testutil.StartRedis(t).Addr }
 
 // TestToolAgainstEngines runs every subcommand at a small scale against
 // an in-process Goblin and against redis-server, then reports: both must

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -146,7 +147,7 @@ func TestCloseRemovesEverything(t *testing.T) {
 			t.Fatalf("cgroup %s left after Close: %v", d, err)
 		}
 	}
-	cg, _ := os.ReadFile(filepath.Join("/proc", itoa(f[0].pid()), "cgroup"))
+	cg, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(f[0].pid()), "cgroup"))
 	if strings.Contains(string(cg), groupPrefix) {
 		t.Fatalf("process still in a drill cgroup: %s", cg)
 	}
@@ -167,7 +168,7 @@ func TestSweepStale(t *testing.T) {
 	deadPID := dead.pid()
 	dead.cmd.Process.Kill()
 	dead.cmd.Wait()
-	name := chainPrefix + itoa(deadPID) + "-1"
+	name := chainPrefix + strconv.Itoa(deadPID) + "-1"
 	c, err := newChain("iptables", name)
 	if errors.Is(err, ErrUnsupported) {
 		t.Skip(err)
@@ -176,7 +177,7 @@ func TestSweepStale(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = c
-	cls, err := newClass(groupPrefix+itoa(deadPID)+"-1-a", 0x7fff0001)
+	cls, err := newClass(groupPrefix+strconv.Itoa(deadPID)+"-1-a", 0x7fff0001)
 	if err != nil {
 		removeChain("iptables", name)
 		t.Skip(err)

@@ -4,13 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 func TestPIDByPortAndListeningPorts(t *testing.T) {
 	f := startFake(t, "a", "127.0.0.1")

@@ -1,10 +1,11 @@
 package hist
 
 import (
-	"math/rand/v2"
 	"sort"
 	"testing"
 	"time"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 func TestBucketsCoverValues(t *testing.T) {
@@ -30,9 +31,7 @@ func TestBucketsCoverValues(t *testing.T) {
 // TestPercentileWithinBucketWidth compares percentiles with the exact
 // ones of random durations.
 func TestPercentileWithinBucketWidth(t *testing.T) {
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
-	r := rand.New(rand.NewPCG(uint64(seed), 1))
+	r := testutil.Rand(t, 1)
 	var h Histogram
 	var all []time.Duration
 	for range 20000 {

@@ -1,10 +1,13 @@
 // Package testutil holds the helpers Goblin's tests share: the seed of a
-// randomized test, a buffer a logger and the test both use, and polling
-// for a condition. It is imported by tests only.
+// randomized test, the size of a scale test, polling for a condition, a
+// buffer a logger and the test both use, grouping a history by key, free
+// loopback addresses, a reference redis-server, and tmpfs mounts for
+// disk-full tests. It is imported by tests only.
 package testutil
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -27,6 +30,21 @@ func Seed(t testing.TB) uint64 {
 	}
 	t.Logf("GOBLIN_SEED=%d", seed)
 	return seed
+}
+
+// ScaleMembers returns how many members a scale test builds: def, or
+// GOBLIN_SCALE_MEMBERS (at least 1000) when set; set reports which.
+func ScaleMembers(t testing.TB, def int) (n int, set bool) {
+	t.Helper()
+	s := os.Getenv("GOBLIN_SCALE_MEMBERS")
+	if s == "" {
+		return def, false
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1000 {
+		t.Fatalf("GOBLIN_SCALE_MEMBERS=%q: want a number of members, 1000 or more", s)
+	}
+	return n, true
 }
 
 // Rand is a generator seeded with Seed; stream tells apart the
@@ -59,11 +77,46 @@ func (s *SyncBuffer) String() string {
 // what it was waiting for.
 func Poll(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	Eventually(t, timeout, func() error {
+		if !cond() {
+			return fmt.Errorf("waiting for %s", what)
+		}
+		return nil
+	})
+}
+
+// Eventually calls cond until it returns nil, failing the test after
+// timeout with the last error.
+func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
-	for !cond() {
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+			t.Fatalf("timed out after %v: %v", timeout, err)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// GroupBy splits items into groups of equal key, each in the items'
+// order, the groups in the order their keys first appear (a
+// linearizability model's partition of a history by key).
+func GroupBy[T any, K comparable](items []T, key func(T) K) [][]T {
+	at := map[K]int{}
+	var out [][]T
+	for _, it := range items {
+		k := key(it)
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], it)
+	}
+	return out
 }

@@ -8,19 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
-)
 
-// waitFor polls cond until it holds or 10 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+	"github.com/goblindb/goblin/internal/testutil"
+)
 
 func TestWatch(t *testing.T) {
 	dir := t.TempDir()
@@ -49,13 +39,13 @@ func TestWatch(t *testing.T) {
 
 	// A new certificate written by rename (new inode) is picked up.
 	l := issue(t, ca, "renamed", f)
-	waitFor(t, "the renamed certificate", func() bool { return r.Leaf().SerialNumber.Cmp(l.Cert.SerialNumber) == 0 })
+	testutil.Poll(t, 10*time.Second, "the renamed certificate", func() bool { return r.Leaf().SerialNumber.Cmp(l.Cert.SerialNumber) == 0 })
 
 	// A broken file is reported once and the certificate in use stays.
 	if err := os.WriteFile(f.Cert, []byte("half a certificate"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the error report", func() bool { _, n := count(); return n >= 1 })
+	testutil.Poll(t, 10*time.Second, "the error report", func() bool { _, n := count(); return n >= 1 })
 	mu.Lock()
 	if !strings.Contains(errs[0].Error(), f.Cert) {
 		t.Errorf("reported error %q does not name %s", errs[0], f.Cert)
@@ -80,7 +70,7 @@ func TestWatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "the certificate rewritten in place", func() bool { return r.Leaf().SerialNumber.Cmp(l2.Cert.SerialNumber) == 0 })
+	testutil.Poll(t, 10*time.Second, "the certificate rewritten in place", func() bool { return r.Leaf().SerialNumber.Cmp(l2.Cert.SerialNumber) == 0 })
 	if n, _ := count(); n < 2 {
 		t.Fatalf("OnReload ran %d times, want at least 2", n)
 	}

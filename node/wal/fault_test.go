@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/hashicorp/raft"
 )
 
@@ -48,7 +48,7 @@ func TestFailedAppendIsCut(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("%s/sync=%v", op, sync), func(t *testing.T) {
-				r := newRand(t)
+				r := testutil.Rand(t, 0)
 				dir := t.TempDir()
 				var fs faults
 				l := open(t, dir, Options{SyncEveryBatch: sync, Inject: fs.inject})
@@ -80,7 +80,7 @@ func TestFailedAppendIsCut(t *testing.T) {
 // TestFailedCutIsRepaired: when cutting a failed append fails too, the
 // next append cuts it first, and only then appends.
 func TestFailedCutIsRepaired(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	dir := t.TempDir()
 	var fs faults
 	l := open(t, dir, Options{SyncEveryBatch: true, Inject: fs.inject})
@@ -107,7 +107,7 @@ func TestFailedCutIsRepaired(t *testing.T) {
 func TestFailedSegmentCreation(t *testing.T) {
 	for _, op := range []Op{OpCreate, OpManifest} {
 		t.Run(string(op), func(t *testing.T) {
-			r := newRand(t)
+			r := testutil.Rand(t, 0)
 			dir := t.TempDir()
 			var fs faults
 			l := open(t, dir, Options{SegmentSize: 2 << 10, Inject: fs.inject})
@@ -142,7 +142,7 @@ func TestFailedSegmentCreation(t *testing.T) {
 // TestSyncFailure: everysec's Sync reports a failed fdatasync, and a later
 // one syncs what the failed one did not.
 func TestSyncFailure(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	dir := t.TempDir()
 	var fs faults
 	l := open(t, dir, Options{Inject: fs.inject})
@@ -167,31 +167,15 @@ func TestSyncFailure(t *testing.T) {
 	}
 }
 
-// mountTmpfs mounts a tmpfs of size bytes on a new directory, or skips
-// the test where that is not allowed.
-func mountTmpfs(t *testing.T, size int) string {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := exec.Command("mount", "-t", "tmpfs", "-o", fmt.Sprintf("size=%d", size), "tmpfs", dir).CombinedOutput()
-	if err != nil {
-		t.Skipf("cannot mount a tmpfs here (needs root): %v: %s", err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
-	return dir
-}
-
 // TestFullDisk fills a real (tmpfs) file system: appends fail with ENOSPC
 // and change nothing; once space is freed they resume, and a reopen finds
 // exactly what was acknowledged.
 func TestFullDisk(t *testing.T) {
 	for _, sync := range []bool{true, false} {
 		t.Run(fmt.Sprint("sync=", sync), func(t *testing.T) {
-			r := newRand(t)
-			mnt := mountTmpfs(t, 1<<20)
+			r := testutil.Rand(t, 0)
+			mnt := t.TempDir()
+			testutil.MountTmpfs(t, mnt, 1<<20)
 			ballast := filepath.Join(mnt, "ballast")
 			if err := os.WriteFile(ballast, make([]byte, 256<<10), 0o644); err != nil {
 				t.Fatal(err)

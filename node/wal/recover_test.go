@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/hashicorp/raft"
 )
 
@@ -166,7 +167,7 @@ func sectors(from, to int64, fn func(lo, hi int64)) {
 // its sectors, and overwrites it with garbage: Open keeps every earlier
 // entry, drops the torn batch, and appends after.
 func TestTornFinalWrite(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	fw := newFinalWrite(t, r, bytes.Repeat([]byte{7}, 60), nil)
 	final := fw.finalBytes(t)
 	for cut := range len(final) {
@@ -206,7 +207,7 @@ func craftedMember(next uint64) []byte {
 // batches, in the torn final write or in a synced batch before it, never
 // make Open fail or keep anything that was not written as a batch.
 func TestMemberLooksLikeBatch(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	for _, where := range []string{"final", "middle"} {
 		t.Run(where, func(t *testing.T) {
 			var fw *finalWrite
@@ -233,7 +234,7 @@ func TestMemberLooksLikeBatch(t *testing.T) {
 // is corruption; in batches written but never synced (everysec, then a
 // power loss) it is a torn tail, cut.
 func TestBitFlips(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	fw := newFinalWrite(t, r, nil, nil)
 	flip := func(src string, at int64) string {
 		d := copyDir(t, src)
@@ -301,7 +302,7 @@ func TestBitFlips(t *testing.T) {
 // TestMissingSegment: the manifest makes a missing last segment an error,
 // whether it was the only one or followed others.
 func TestMissingSegment(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	for _, size := range []int64{DefaultSegmentSize, 4 << 10} {
 		dir := t.TempDir()
 		l := open(t, dir, Options{SegmentSize: size})
@@ -322,7 +323,7 @@ func TestMissingSegment(t *testing.T) {
 // TestCreateCrash: a crash while a segment was being created leaves an
 // empty or partial file the manifest does not record; Open removes it.
 func TestCreateCrash(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	dir := t.TempDir()
 	l := open(t, dir, Options{SegmentSize: 4 << 10})
 	m := model{}
@@ -343,7 +344,7 @@ func TestCreateCrash(t *testing.T) {
 // TestDamagedManifest is refused with the way out in the message; without
 // a manifest (a log of an earlier version) Open records one.
 func TestDamagedManifest(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	dir := t.TempDir()
 	l := open(t, dir, Options{})
 	m := model{}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/hashicorp/raft"
 )
 
@@ -43,7 +44,7 @@ func writeV1Segment(t *testing.T, r *rand.Rand, dir string, m model, base, last 
 // segments, no manifest) opens, is appended to in a new version 2
 // segment, cut back and reopened; its torn tail is cut.
 func TestVersion1Log(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	dir := t.TempDir()
 	m := model{}
 	writeV1Segment(t, r, dir, m, 1, 100)

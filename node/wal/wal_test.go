@@ -11,16 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/hashicorp/raft"
 )
-
-// newRand returns a seeded generator and logs the seed, so a failure can
-// be replayed.
-func newRand(t testing.TB) *rand.Rand {
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("SEED=%d", seed)
-	return rand.New(rand.NewPCG(seed, seed>>7))
-}
 
 func mkLog(r *rand.Rand, index, term uint64) *raft.Log {
 	l := &raft.Log{Index: index, Term: term, Type: raft.LogType(r.IntN(6))}
@@ -117,7 +110,7 @@ func segFiles(t *testing.T, dir string) []string {
 func TestStoreGetReopen(t *testing.T) {
 	for _, always := range []bool{false, true} {
 		t.Run(fmt.Sprint("sync=", always), func(t *testing.T) {
-			r := newRand(t)
+			r := testutil.Rand(t, 0)
 			dir := t.TempDir()
 			opts := Options{SyncEveryBatch: always, SegmentSize: 8 << 10}
 			l := open(t, dir, opts)
@@ -144,7 +137,7 @@ func TestStoreGetReopen(t *testing.T) {
 }
 
 func TestContiguity(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	l := open(t, t.TempDir(), Options{})
 	// An empty log accepts any first index (raft empties a monotonic store
 	// before installing a snapshot, then appends after it).
@@ -169,7 +162,7 @@ func TestContiguity(t *testing.T) {
 }
 
 func TestDeletePrefixSuffixAll(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	dir := t.TempDir()
 	opts := Options{SegmentSize: 4 << 10}
 	l := open(t, dir, opts)
@@ -224,7 +217,7 @@ func TestDeletePrefixSuffixAll(t *testing.T) {
 }
 
 func TestDeleteSuffixWholeSegments(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	dir := t.TempDir()
 	opts := Options{SegmentSize: 2 << 10}
 	l := open(t, dir, opts)
@@ -248,7 +241,7 @@ func TestDeleteSuffixWholeSegments(t *testing.T) {
 // TestConcurrentUse runs appends, reads, syncs and prefix deletions at
 // once (meaningful under -race).
 func TestConcurrentUse(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	l := open(t, t.TempDir(), Options{SegmentSize: 16 << 10})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -316,7 +309,7 @@ func TestConcurrentUse(t *testing.T) {
 // TestPrefixDeletionShrinksIndex: raft deletes a prefix after every
 // snapshot; the index must shrink with it even inside one large segment.
 func TestPrefixDeletionShrinksIndex(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	l := open(t, t.TempDir(), Options{})
 	m := model{}
 	appendRandom(t, r, l, m, 1, 20_000, 1)
