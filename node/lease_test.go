@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 func leaseReads(c *Config) { c.LeaseReads = true }
@@ -93,7 +95,7 @@ func TestLeaseEndsBeforeANewLeaderWrites(t *testing.T) {
 
 	tc.partition(old.ID())
 	var leader *Node
-	poll(t, 10*time.Second, "a new leader", func() bool {
+	testutil.Poll(t, 10*time.Second, "a new leader", func() bool {
 		for _, n := range tc.all() {
 			if n != old && n.Ready() {
 				leader = n

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"os"
 	"testing"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // quietOpen opens d and fails the test if Open repairs anything: a log
@@ -34,7 +36,7 @@ func fileSize(t *testing.T, path string) int64 {
 // (zeros after the content) and after a clean close reopen without a
 // repair, holding every entry, and take appends again.
 func TestPreallocate(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	opts := Options{Preallocate: true, SegmentSize: 1536 << 10}
 	dir := t.TempDir()
 	l := quietOpen(t, dir, opts)
@@ -80,7 +82,7 @@ func TestPreallocate(t *testing.T) {
 // crash left half done (garbage then zeros) is cut as torn; zeros where a
 // synced batch was are corruption, not the end of the log.
 func TestPreallocatedTornWrite(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	opts := Options{Preallocate: true, SyncEveryBatch: true}
 	dir := t.TempDir()
 	l := open(t, dir, opts)
@@ -122,7 +124,7 @@ func TestPreallocatedTornWrite(t *testing.T) {
 // TestPreallocationFailure: when the zeros cannot be written (a full
 // disk), appends go on as without preallocation.
 func TestPreallocationFailure(t *testing.T) {
-	r := newRand(t)
+	r := testutil.Rand(t, 0)
 	full := errors.New("no space left on device")
 	opts := Options{Preallocate: true, Inject: func(op Op) error {
 		if op == OpPrealloc {
