@@ -79,8 +79,9 @@
 //
 // Cluster implements node.Peers over the plane: a follower sends an
 // encoded raftfsm entry to the leader as GOBLIN.APPLY and gets back
-// [index, reply]; the node then waits until it has applied that index
-// before answering, so a client reads its own writes. Entries travel on
+// [index, reply]; the node answers with the reply, and the client's next
+// read there waits until the node has applied that index, so a client
+// reads its own writes. Entries travel on
 // one pipelined connection per leader, in the order they are sent, because
 // the leader proposes a connection's entries in the order it reads them:
 // a client's pipeline through a follower is applied in its order.

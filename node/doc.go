@@ -4,7 +4,7 @@
 // the snapshot store, and the state machine from raftfsm. The transport
 // is the caller's: the cluster package's node-to-node plane, or an
 // in-memory one for a single node, which then opens no port.
-// It owns the write path (encode, propose, wait until applied here), the
+// It owns the write path (encode, propose, wait until applied), the
 // read path (the consistency check that makes a local read linearizable),
 // leadership bookkeeping (a barrier entry at the start of every term before
 // reads are served), membership changes, and the leader's duty of turning
@@ -12,9 +12,11 @@
 //
 // Any node accepts any command. A follower forwards writes to the leader
 // through Peers (peers.go, implemented by the cluster package) and answers
-// once the entry is applied here too, so its client reads its own write;
-// an entry refused before reaching any log is sent again to the next
-// leader within LeaderWait.
+// a data entry as soon as the leader has applied it, with the entry's
+// index, which the caller waits for here (WaitApplied) before its client's
+// next read, so the client reads its own write; other entries (ACL
+// changes) are answered once applied here. An entry refused before
+// reaching any log is sent again to the next leader within LeaderWait.
 //
 // No answer claims more than the node knows about a write. Every entry a
 // node proposes carries a proposal header (raftfsm/proposal.go): an ID,
@@ -30,8 +32,8 @@
 //
 // A follower's linearizable read asks the leader for its read index (the
 // commit index, confirmed by a heartbeat round that started after the
-// read arrived) and waits until that index is applied here; concurrent
-// reads share rounds. READONLY reads are local, within MaxStaleness of the
+// read arrived, or by the leader's lease: lease.go) and waits until that
+// index is applied here; concurrent reads share rounds. READONLY reads are local, within MaxStaleness of the
 // leader's commit: each read index a follower gets is a sample (time the
 // request was sent, index), and a read is served while a sample whose
 // index is applied here is younger than MaxStaleness (staleness.go).

@@ -31,9 +31,10 @@
 // Pipelining: the Framer hands over every request already received on a
 // connection at once, as slices of its buffer. Writes in such a batch
 // are proposed to Raft without waiting for one another, so one round of
-// log replication serves them all; a read waits for the writes before it
-// (a connection reads its own writes), and all replies go out in order,
-// in one write.
+// log replication serves them all; a read waits for the writes before it,
+// and on a follower until they are applied there too (client.ownWrites: a
+// connection reads its own writes), and all replies go out in order, in
+// one write.
 //
 // ACL users (acl.go, aclclient.go, aclcmd.go): every command is checked
 // against the connection's user before it runs, after Redis's checks of
@@ -61,7 +62,7 @@
 // error replies by code; INFO (info.go) and the metrics package read
 // them. A command is timed with one monotonic clock read: it starts
 // where the previous one on its connection ended, and a write ends when
-// its entry is applied here.
+// its entry is applied (on a follower: when the leader answers).
 //
 // Blocking pops (blocking.go): a BZPOPMIN that finds nothing waits here,
 // in a first-come first-served registry the state machine's Ready hook
