@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -94,15 +93,7 @@ func Info(ctx context.Context, c *redis.Client, section string) (map[string]stri
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
-		if ok {
-			out[k] = v
-		}
-	}
-	return out, nil
+	return testutil.ParseInfo(s), nil
 }
 
 // WaitLeader waits until every running node names the same leader, that

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,7 +45,7 @@ func TestPipelinedWritesShareAnEntry(t *testing.T) {
 	var ops []string
 	cmds := 0
 	for _, e := range fb.entries {
-		ops = append(ops, e.Op.String()+"/"+itoa(len(e.Commands)))
+		ops = append(ops, e.Op.String()+"/"+strconv.Itoa(len(e.Commands)))
 		cmds += len(e.Commands)
 	}
 	if cmds != 7 {
@@ -68,7 +69,7 @@ func TestFailedBatchAnswersEveryCommand(t *testing.T) {
 	fb.mu.Unlock()
 	var batch []byte
 	for i := range 5 {
-		batch = append(batch, encode("ZADD", "k", "1", "m"+itoa(i))...)
+		batch = append(batch, encode("ZADD", "k", "1", "m"+strconv.Itoa(i))...)
 	}
 	c.send(batch)
 	for i := range 5 {

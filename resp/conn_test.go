@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -112,10 +113,10 @@ func TestPipelineOrder(t *testing.T) {
 	var batch []byte
 	var want strings.Builder
 	for i := 0; i < 50; i++ {
-		batch = append(batch, encode("ZADD", "k", "1", "m"+itoa(i))...)
+		batch = append(batch, encode("ZADD", "k", "1", "m"+strconv.Itoa(i))...)
 		want.WriteString(":1\r\n")
 		batch = append(batch, encode("ZCARD", "k")...)
-		want.WriteString(":" + itoa(i+1) + "\r\n")
+		want.WriteString(":" + strconv.Itoa(i+1) + "\r\n")
 	}
 	c.send(batch)
 	var got strings.Builder

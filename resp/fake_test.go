@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -157,5 +156,3 @@ func (c *conn) read() string {
 	}
 	return out.String()
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }

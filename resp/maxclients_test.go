@@ -4,9 +4,12 @@ import (
 	"crypto/tls"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // refused dials s and expects Redis's maxclients error, then the close.
@@ -30,13 +33,11 @@ func refused(t *testing.T, addr string) {
 // infoField returns one field of INFO's output.
 func infoField(t *testing.T, c *conn, section, field string) string {
 	t.Helper()
-	for _, line := range strings.Split(c.do("INFO", section), "\r\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			return v
-		}
+	v, ok := testutil.ParseInfo(c.do("INFO", section))[field]
+	if !ok {
+		t.Fatalf("INFO %s has no %s", section, field)
 	}
-	t.Fatalf("INFO %s has no %s", section, field)
-	return ""
+	return v
 }
 
 func TestMaxClients(t *testing.T) {
@@ -154,7 +155,7 @@ func TestMaxClientsFitsFileLimit(t *testing.T) {
 		t.Fatalf("maxclients %d at start: want %d lowered to at least %d", fit, want, fits)
 	}
 	c := dial(t, s)
-	got := c.do("CONFIG", "SET", "maxclients", itoa(int(want)))
+	got := c.do("CONFIG", "SET", "maxclients", strconv.Itoa(int(want)))
 	prefix := "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is not able to handle the specified number of clients, try with "
 	if !strings.HasPrefix(got, prefix) {
 		t.Fatalf("CONFIG SET maxclients %d = %q", want, got)

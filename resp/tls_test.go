@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,7 +107,7 @@ func TestTLSServedLikeTCP(t *testing.T) {
 			t.Errorf("%s: pipeline replies %q, want %q", name, got, want)
 		}
 		tcpPort, tlsPort := portOf(s.Addr().String()), portOf(s.TLSAddr().String())
-		want := "*4\r\n$4\r\nport\r\n$" + itoa(len(tcpPort)) + "\r\n" + tcpPort + "\r\n$8\r\ntls-port\r\n$" + itoa(len(tlsPort)) + "\r\n" + tlsPort + "\r\n"
+		want := "*4\r\n$4\r\nport\r\n$" + strconv.Itoa(len(tcpPort)) + "\r\n" + tcpPort + "\r\n$8\r\ntls-port\r\n$" + strconv.Itoa(len(tlsPort)) + "\r\n" + tlsPort + "\r\n"
 		if got := c.do("CONFIG", "GET", "port", "tls-port"); got != want {
 			t.Errorf("%s: CONFIG GET port tls-port = %q, want %q", name, got, want)
 		}

@@ -11,6 +11,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -117,6 +118,18 @@ func GroupBy[T any, K comparable](items []T, key func(T) K) [][]T {
 			out = append(out, nil)
 		}
 		out[i] = append(out[i], it)
+	}
+	return out
+}
+
+// ParseInfo parses the text of an INFO reply into its fields (section
+// headers and blank lines skipped).
+func ParseInfo(s string) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && !strings.HasPrefix(k, "#") {
+			out[k] = v
+		}
 	}
 	return out
 }
