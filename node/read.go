@@ -158,16 +158,21 @@ func (n *Node) leaderReadIndex() (uint64, error) {
 	}
 }
 
-// batcher shares one run of fn among concurrent callers: a caller joins
+// batcher shares runs of fn among concurrent callers: a caller joins
 // the next run that starts after it arrived, never one already under way,
 // so every caller gets a result computed after its call began (a heartbeat
-// round, or a read index, that happened after the read arrived).
+// round, or a read index, that happened after the read arrived). Up to
+// maxRounds runs overlap: a caller that arrives while one is under way
+// starts the next at once, rather than waiting for it to end first.
 type batcher struct {
-	fn      func() (uint64, error)
-	mu      sync.Mutex
-	next    *round
-	running bool
+	fn       func() (uint64, error)
+	mu       sync.Mutex
+	next     *round
+	inflight int
 }
+
+// maxRounds bounds the runs of one batcher under way at once.
+const maxRounds = 4
 
 type round struct {
 	done  chan struct{}
@@ -181,10 +186,7 @@ func (b *batcher) do(ctx context.Context) (uint64, error) {
 		b.next = &round{done: make(chan struct{})}
 	}
 	r := b.next
-	if !b.running {
-		b.running = true
-		go b.loop()
-	}
+	b.startLocked()
 	b.mu.Unlock()
 	select {
 	case <-r.done:
@@ -194,18 +196,22 @@ func (b *batcher) do(ctx context.Context) (uint64, error) {
 	}
 }
 
-func (b *batcher) loop() {
-	for {
-		b.mu.Lock()
-		r := b.next
-		b.next = nil
-		if r == nil {
-			b.running = false
-			b.mu.Unlock()
-			return
-		}
-		b.mu.Unlock()
-		r.index, r.err = b.fn()
-		close(r.done)
+// startLocked starts the waiting run, if there is one and room for it.
+func (b *batcher) startLocked() {
+	if b.next == nil || b.inflight >= maxRounds {
+		return
 	}
+	r := b.next
+	b.next = nil
+	b.inflight++
+	go b.run(r)
+}
+
+func (b *batcher) run(r *round) {
+	r.index, r.err = b.fn()
+	close(r.done)
+	b.mu.Lock()
+	b.inflight--
+	b.startLocked()
+	b.mu.Unlock()
 }
