@@ -12,7 +12,9 @@ import (
 	"github.com/goblindb/goblin/internal/threadcpu"
 )
 
-// The seed workloads (seeds/001) as go test benchmarks, run on Goblin's
+// The sorted-set workloads (rescores, ties, insertions, deletions, no-op
+// updates, ranks; results in docs/benchmarks.md) as go test benchmarks,
+// run on Goblin's
 // sets and, in the same run, on the structure a Go developer would
 // otherwise write: a map from member to score beside a tidwall/btree of
 // (score, member) items (see baseline_test.go). Every operation takes the
