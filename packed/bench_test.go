@@ -15,9 +15,10 @@ import (
 // The sorted-set workloads (rescores, ties, insertions, deletions, no-op
 // updates, ranks; results in docs/benchmarks.md) as go test benchmarks,
 // run on Goblin's sets and, in the same run, on the structure a Go
-// developer would otherwise write: a map from member to score beside a tidwall/btree of
-// (score, member) items (see baseline_test.go). Every operation takes the
-// member as text, as the server does, so parsing is timed on both sides.
+// developer would otherwise write: a map from member to score beside a
+// tidwall/btree of (score, member) items (see baseline_test.go). Every
+// operation takes the member as text, as the server does, so parsing is
+// timed on both sides.
 //
 //	go test -run '^$' -bench Workloads -count 5 ./packed/
 //
