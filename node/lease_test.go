@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -130,4 +131,32 @@ func TestLeaseEndsBeforeANewLeaderWrites(t *testing.T) {
 	if after == 0 {
 		t.Fatal("no read began after the write")
 	}
+}
+
+// A node that restarts on its Raft state waits a heartbeat timeout before
+// it starts Raft (it may have answered heartbeats inside a lease it
+// would otherwise vote against); a node without state starts at once.
+func TestRestartWaitsOutLeases(t *testing.T) {
+	tc := newTestCluster(t, 3, leaseReads)
+	const waiting = "waiting out any leader lease before joining Raft"
+	if strings.Contains(tc.logs.String(), waiting) {
+		t.Fatal("a node without Raft state waited out a lease")
+	}
+	leader := tc.waitLeader()
+	if _, err := leader.Apply(zaddEntry("k", "m", 1)); err != nil {
+		t.Fatal(err)
+	}
+	f := tc.followers()[0]
+	id, dir := f.ID(), f.cfg.DataDir
+	tc.stop(id)
+	start := time.Now()
+	tc.start(id, dir)
+	took := time.Since(start)
+	if !strings.Contains(tc.logs.String(), waiting) {
+		t.Fatal("a node restarting on its Raft state did not wait out a lease")
+	}
+	if took < f.heartbeat {
+		t.Fatalf("restart took %v, less than the heartbeat timeout %v", took, f.heartbeat)
+	}
+	tc.waitLeader()
 }
