@@ -72,7 +72,7 @@ func (n *Node) leaseLength() time.Duration {
 // leaseHeld reports whether this node, as leader in term, holds a lease
 // now; when less than half of it is left it starts a renewal.
 func (n *Node) leaseHeld(term uint64) bool {
-	if !n.cfg.LeaseReads {
+	if !n.cfg.LeaseReads || !n.IsLeader() {
 		return false
 	}
 	l := &n.lease
