@@ -231,7 +231,7 @@ func TestForwardedEntryLost(t *testing.T) {
 	}
 	// Now the loss, then a leadership change: the follower learns that
 	// the entry was not applied.
-	p := f.propose(zaddEntry("k", "m", 2))
+	p := f.propose(zaddEntry("k", "m", 2), false)
 	if err := f.TransferLeadership(""); err != nil {
 		t.Logf("transfer: %v", err)
 	}

@@ -37,11 +37,8 @@ func (n *Node) ReadBarrier(ctx context.Context, local bool) error {
 	if n.singleVoter.Load() && n.Ready() && (local || n.fsm.Applied() >= n.raft.CommitIndex()) {
 		return nil
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, readyWait)
-		defer cancel()
-	}
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
 	if n.peers == nil && !n.IsLeader() {
 		// Without peers only the leader serves: wait for the election
 		// (at start, or after a restart) to end.
@@ -73,6 +70,14 @@ func (n *Node) ReadBarrier(ctx context.Context, local bool) error {
 		return err
 	}
 	return n.waitApplied(ctx, index)
+}
+
+// boundWait bounds ctx by readyWait when it has no deadline of its own.
+func boundWait(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, readyWait)
 }
 
 // ReadIndex is the leader's read index: its commit index, confirmed by a

@@ -58,9 +58,7 @@ type Pending struct {
 // to read its own write. Any other entry is answered once applied here.
 // Entries proposed by one goroutine are committed in the order proposed.
 func (n *Node) Propose(e *raftfsm.Entry) func() (raftfsm.Result, error) {
-	p := n.propose(e)
-	p.here = !isData(e.Op)
-	return p.Wait
+	return n.propose(e, !isData(e.Op)).Wait
 }
 
 // isData reports whether entries of op only change the data, which a
@@ -76,22 +74,21 @@ func (n *Node) WaitApplied(ctx context.Context, index uint64) error {
 	if n.fsm.Applied() >= index {
 		return nil
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, readyWait)
-		defer cancel()
-	}
+	ctx, cancel := boundWait(ctx)
+	defer cancel()
 	return n.waitApplied(ctx, index)
 }
 
-func (n *Node) propose(e *raftfsm.Entry) *Pending {
+// propose hands e to the log; here: a forwarded e is answered only once
+// applied on this node too (Pending.here).
+func (n *Node) propose(e *raftfsm.Entry, here bool) *Pending {
 	if n.closed.Load() {
 		return &Pending{err: ErrClosed}
 	}
 	if err := n.writeRefused(); err != nil {
 		return &Pending{err: err}
 	}
-	p := &Pending{n: n, deadline: time.Now().Add(n.cfg.LeaderWait)}
+	p := &Pending{n: n, deadline: time.Now().Add(n.cfg.LeaderWait), here: here}
 	// The header is written with a placeholder term; each attempt sets
 	// the term of the leader it goes to (SetProposal).
 	h := *e
@@ -396,9 +393,7 @@ func resultErr(res raftfsm.Result) error {
 
 // Apply proposes e and waits for its result.
 func (n *Node) Apply(e *raftfsm.Entry) (raftfsm.Result, error) {
-	p := n.propose(e)
-	p.here = true
-	return p.Wait()
+	return n.propose(e, true).Wait()
 }
 
 // ApplyForwarded is the leader's half of forwarding: it proposes an entry
