@@ -1,4 +1,4 @@
-# bench/lib.sh: what bench/compare.sh and bench/redis-benchmark.sh share.
+# bench/lib.sh: what the scripts in bench/ share.
 # Sourced, not run.
 
 # freeport: a loopback port below the kernel's ephemeral range (so no
@@ -44,4 +44,27 @@ machine_info() {
 	echo "go: $(go version | cut -d' ' -f3-)"
 	echo "redis-server: $(redis-server --version)"
 	echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+# need_tools PACKAGES TOOL...: exits, naming the Debian packages, unless
+# every TOOL is on PATH.
+need_tools() {
+	local pkgs=$1 tool
+	shift
+	for tool in "$@"; do
+		command -v "$tool" >/dev/null || {
+			echo "needs $tool (apt-get install -y $pkgs)" >&2
+			exit 1
+		}
+	done
+}
+
+# goblind_binary DIR: sets GOBLIND to $GOBLIND if given, else to goblind
+# built from this tree into DIR.
+goblind_binary() {
+	if [ -z "${GOBLIND:-}" ]; then
+		echo "== building goblind into $1"
+		go build -o "$1/goblind" ./cmd/goblind
+		GOBLIND="$1/goblind"
+	fi
 }

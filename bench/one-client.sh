@@ -18,12 +18,9 @@ REPS=${REPS:-5}
 N=${N:-200000}
 MEMBERS=${MEMBERS:-50000}
 OUT=${OUT:-bench/results/one-client-$(date -u +%Y%m%dT%H%M%SZ)}
-for tool in redis-server redis-cli taskset python3; do
-	command -v "$tool" >/dev/null || {
-		echo "needs $tool (apt-get install -y redis-server redis-tools util-linux python3)" >&2
-		exit 1
-	}
-done
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+need_tools "redis-server redis-tools util-linux python3" redis-server redis-cli taskset python3
 mkdir -p "$OUT/bin"
 OUT=$(cd "$OUT" && pwd)
 WORK=$(mktemp -d /tmp/goblin-oc.XXXXXX)
@@ -34,12 +31,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-if [ -z "${GOBLIND:-}" ]; then
-	go build -o "$OUT/bin/goblind" ./cmd/goblind
-	GOBLIND="$OUT/bin/goblind"
-fi
-# shellcheck source=bench/lib.sh
-. bench/lib.sh
+goblind_binary "$OUT/bin"
 {
 	machine_info
 	echo "goblind: $GOBLIND"

@@ -54,12 +54,9 @@ ENGINES=${ENGINES:-"redis-always redis-repl goblin-always goblin-3node redis gob
 WORKLOADS=${WORKLOADS:-"zadd zadd-keys zincrby zscore zrank"}
 OUT=${OUT:-bench/results/rb-$(date -u +%Y%m%dT%H%M%SZ)}
 
-for tool in redis-server redis-cli redis-benchmark python3; do
-	command -v "$tool" >/dev/null || {
-		echo "needs $tool (apt-get install -y redis-server redis-tools python3)" >&2
-		exit 1
-	}
-done
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+need_tools "redis-server redis-tools python3" redis-server redis-cli redis-benchmark python3
 
 mkdir -p "$OUT/bin"
 OUT=$(cd "$OUT" && pwd)
@@ -72,20 +69,13 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-if [ -z "${GOBLIND:-}" ]; then
-	echo "== building goblind into $OUT/bin"
-	go build -o "$OUT/bin/goblind" ./cmd/goblind
-	GOBLIND="$OUT/bin/goblind"
-fi
+goblind_binary "$OUT/bin"
 case " $WORKLOADS " in
 *" zscore-ro "*)
 	echo "== building goblin-bench into $OUT/bin"
 	(cd bench && go build -o "$OUT/bin/goblin-bench" ./goblin-bench)
 	;;
 esac
-
-# shellcheck source=bench/lib.sh
-. bench/lib.sh
 
 # fdatasync latency of the disk the data lives on: 2,000 4 KiB O_DSYNC writes.
 dsync_latency() {
@@ -235,47 +225,50 @@ cpu_per_request() {
 	python3 -c "import os,sys; print(f'{($(cpu_ticks) - $1) / os.sysconf(\"SC_CLK_TCK\") * 1e6 / max($2, 1):.1f}')"
 }
 
-# bench_ro ENGINE REP PORT: ZSCORE on the replica or follower at PORT, with
-# goblin-bench (READONLY first on Goblin), the key filled through the primary.
-bench_ro() {
-	local engine=$1 rep=$2 port=$3 n ro=() line rps p50
-	[ "$engine" = goblin-3node ] && ro=(-readonly)
-	for p in $PIPELINES; do
-		n=$N16
-		[ "$p" = 1 ] && n=$N1
-		rm -f "$WORK/ro.json"
-		local t0
-		t0=$(cpu_ticks)
-		timeout 300 "$OUT/bin/goblin-bench" load -addr "127.0.0.1:$port" -primary "127.0.0.1:$PORT" "${ro[@]}" \
-			-workload zscore -clients "$CLIENTS" -pipeline "$p" -requests "$n" -members "$MEMBERS" \
-			-quiet -out "$WORK/ro.json" >/dev/null || true
-		line=$(python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(r.get('ops_per_sec',0), r.get('p50_us',0)/1000)" "$WORK/ro.json" 2>/dev/null) || line=""
-		read -r rps p50 <<<"$line"
-		[ -n "$rps" ] && [ "$rps" != 0 ] || { rps=0; p50=0; echo "!! $engine second zscore-ro -P $p failed" | tee -a "$OUT/failures.txt"; }
-		echo "$rep,$engine,second,zscore-ro,$p,$rps,$p50,$(cpu_per_request "$t0" "$n")" | tee -a "$OUT/results.csv"
-	done
+# run_redis_benchmark PORT P N WORKLOAD: "rps p50_ms" of one redis-benchmark
+# run (nothing if it failed).
+run_redis_benchmark() {
+	local cmd line
+	read -r -a cmd <<<"$(command_of "$4")"
+	line=$(timeout 300 redis-benchmark -p "$1" -c "$CLIENTS" -P "$2" -n "$3" -r "$MEMBERS" --csv "${cmd[@]}" |
+		tail -1) || return 0
+	# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",...
+	echo "$line" | awk -F, '{gsub(/"/, ""); print $2, $5}'
 }
 
-# bench ENGINE REP VIA PORT WORKLOAD: one redis-benchmark run per pipeline depth.
+# run_readonly ENGINE PORT P N: "rps p50_ms" of ZSCORE on the replica or
+# follower at PORT, with goblin-bench (READONLY first on Goblin), the key
+# filled through the primary.
+run_readonly() {
+	local ro=()
+	[ "$1" = goblin-3node ] && ro=(-readonly)
+	rm -f "$WORK/ro.json"
+	timeout 300 "$OUT/bin/goblin-bench" load -addr "127.0.0.1:$2" -primary "127.0.0.1:$PORT" "${ro[@]}" \
+		-workload zscore -clients "$CLIENTS" -pipeline "$3" -requests "$4" -members "$MEMBERS" \
+		-quiet -out "$WORK/ro.json" >/dev/null || return 0
+	python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(r.get('ops_per_sec',0), r.get('p50_us',0)/1000)" "$WORK/ro.json" 2>/dev/null || true
+}
+
+# bench ENGINE REP VIA PORT WORKLOAD: one run per pipeline depth, recorded
+# with the servers' CPU time per request.
 bench() {
-	local engine=$1 rep=$2 via=$3 port=$4 workload=$5 cmd n line
-	if [ "$workload" = zscore-ro ]; then
-		[ "$via" = second ] && bench_ro "$engine" "$rep" "$port"
+	local engine=$1 rep=$2 via=$3 port=$4 workload=$5 n t0 rps p50
+	if [ "$workload" = zscore-ro ] && [ "$via" != second ]; then
 		return 0
 	fi
-	read -r -a cmd <<<"$(command_of "$workload")"
 	for p in $PIPELINES; do
 		n=$N16
 		[ "$p" = 1 ] && n=$N1
-		local t0
 		t0=$(cpu_ticks)
-		line=$(timeout 300 redis-benchmark -p "$port" -c "$CLIENTS" -P "$p" -n "$n" -r "$MEMBERS" --csv "${cmd[@]}" |
-			tail -1) || line=""
-		# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",...
-		local rps p50
-		rps=$(echo "$line" | cut -d, -f2 | tr -d '"')
-		p50=$(echo "$line" | cut -d, -f5 | tr -d '"')
-		[ -n "$rps" ] || { rps=0; p50=0; echo "!! $engine $via $workload -P $p failed" | tee -a "$OUT/failures.txt"; }
+		if [ "$workload" = zscore-ro ]; then
+			read -r rps p50 <<<"$(run_readonly "$engine" "$port" "$p" "$n")"
+		else
+			read -r rps p50 <<<"$(run_redis_benchmark "$port" "$p" "$n" "$workload")"
+		fi
+		if [ -z "$rps" ] || [ "$rps" = 0 ]; then
+			rps=0 p50=0
+			echo "!! $engine $via $workload -P $p failed" | tee -a "$OUT/failures.txt"
+		fi
 		echo "$rep,$engine,$via,$workload,$p,$rps,$p50,$(cpu_per_request "$t0" "$n")" | tee -a "$OUT/results.csv"
 	done
 }
