@@ -265,16 +265,7 @@ func TestClusterLeaderLogFails(t *testing.T) {
 	if err := addK(old, "failed", 1); !errors.Is(err, ErrLogWrite) {
 		t.Fatalf("write on the failing leader: %v, want ErrLogWrite", err)
 	}
-	var leader *Node
-	testutil.Poll(t, 10*time.Second, "another leader", func() bool {
-		for _, n := range tc.all() {
-			if n != old && n.Ready() {
-				leader = n
-				return true
-			}
-		}
-		return false
-	})
+	leader := tc.leaderOtherThan(old)
 	if err := addK(leader, "new leader", 2); err != nil {
 		t.Fatal(err)
 	}

@@ -95,16 +95,7 @@ func TestReadonlyStaleness(t *testing.T) {
 		return errors.Is(f.ReadBarrier(context.Background(), true), ErrStale)
 	})
 	// The majority moves on.
-	var leader *Node
-	testutil.Poll(t, 10*time.Second, "a leader among the majority", func() bool {
-		for _, n := range tc.all() {
-			if n != f && n.Ready() {
-				leader = n
-				return true
-			}
-		}
-		return false
-	})
+	leader := tc.leaderOtherThan(f)
 	if _, err := leader.Apply(zaddEntry("k", "m", 7)); err != nil {
 		t.Fatal(err)
 	}

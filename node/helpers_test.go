@@ -162,6 +162,23 @@ func (tc *testCluster) waitLeader() *Node {
 	return leader
 }
 
+// leaderOtherThan waits until a node other than not is a ready leader,
+// and returns it: the majority's leader once not is cut off or failing.
+func (tc *testCluster) leaderOtherThan(not *Node) *Node {
+	tc.t.Helper()
+	var leader *Node
+	testutil.Poll(tc.t, 10*time.Second, "a leader other than "+not.ID(), func() bool {
+		for _, n := range tc.all() {
+			if n != not && n.Ready() {
+				leader = n
+				return true
+			}
+		}
+		return false
+	})
+	return leader
+}
+
 func (tc *testCluster) isCut(id string) bool {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/goblindb/goblin/internal/testutil"
 )
 
 func leaseReads(c *Config) { c.LeaseReads = true }
@@ -95,16 +93,7 @@ func TestLeaseEndsBeforeANewLeaderWrites(t *testing.T) {
 	}()
 
 	tc.partition(old.ID())
-	var leader *Node
-	testutil.Poll(t, 10*time.Second, "a new leader", func() bool {
-		for _, n := range tc.all() {
-			if n != old && n.Ready() {
-				leader = n
-				return true
-			}
-		}
-		return false
-	})
+	leader := tc.leaderOtherThan(old)
 	if _, err := leader.Apply(zaddEntry("k", "m", 2)); err != nil {
 		t.Fatal(err)
 	}

@@ -30,19 +30,7 @@ func TestReadonlyStalenessBoundedByTheLeadersCommit(t *testing.T) {
 	// A long log for the follower to catch up on, then the overwrite.
 	// (Through the majority's leader of the moment: under the race
 	// detector it may change.)
-	majority := func() *Node {
-		var l *Node
-		testutil.Poll(t, 10*time.Second, "a leader among the majority", func() bool {
-			for _, n := range tc.all() {
-				if n != f && n.Ready() {
-					l = n
-					return true
-				}
-			}
-			return false
-		})
-		return l
-	}
+	majority := func() *Node { return tc.leaderOtherThan(f) }
 	for done := 0; done < 20000; {
 		var waits []func() (raftfsm.Result, error)
 		l := majority()
