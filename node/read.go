@@ -29,12 +29,13 @@ const readyWait = 5 * time.Second
 //
 // It waits at most readyWait, or until ctx ends if sooner. On a single
 // voter that leads, with everything committed applied (a read between
-// writes), it returns at once without allocating.
+// writes), on a leader holding its lease, and for a READONLY read within
+// the staleness bound, it returns at once without allocating (readsNow).
 func (n *Node) ReadBarrier(ctx context.Context, local bool) error {
 	if n.closed.Load() {
 		return ErrClosed
 	}
-	if n.singleVoter.Load() && n.Ready() && (local || n.fsm.Applied() >= n.raft.CommitIndex()) {
+	if n.readsNow(local) {
 		return nil
 	}
 	ctx, cancel := boundWait(ctx)
@@ -70,6 +71,26 @@ func (n *Node) ReadBarrier(ctx context.Context, local bool) error {
 		return err
 	}
 	return n.waitApplied(ctx, index)
+}
+
+// readsNow reports whether a read may run at once, with nothing to wait
+// for and no round trip: the usual case, decided without a timer or an
+// allocation. On a ready leader: a READONLY read; or a linearizable one
+// when this node is the only voter or holds its lease, and has applied
+// its commit index (ReadIndex's answer, read after the read arrived). On a
+// follower: a READONLY read the staleness bound allows as it is.
+func (n *Node) readsNow(local bool) bool {
+	if n.Ready() {
+		if local {
+			return true
+		}
+		index := n.raft.CommitIndex()
+		if !n.singleVoter.Load() && !n.leaseHeld(n.raft.CurrentTerm()) {
+			return false
+		}
+		return n.fsm.Applied() >= index
+	}
+	return local && n.peers != nil && !n.IsLeader() && n.freshNow()
 }
 
 // boundWait bounds ctx by readyWait when it has no deadline of its own.

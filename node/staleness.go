@@ -92,20 +92,12 @@ func (s *staleness) recomputeLocked(applied uint64, bound time.Duration) int64 {
 // MaxStaleness of the leader's commit, catching up first if it must (see
 // staleness), or ErrStale.
 func (n *Node) fresh(ctx context.Context) error {
-	bound := n.cfg.MaxStaleness
-	now := monoNow()
-	until := n.stale.okUntil.Load()
-	if now > until {
-		until = n.stale.recompute(n.fsm.Applied(), bound)
-	}
-	if now <= until {
-		if now > until-int64(bound)/2 {
-			n.refreshFreshness()
-		}
+	if n.freshNow() {
 		return nil
 	}
 	// Nothing applied is recent enough: catch up, unless the leader is
 	// not even heard from.
+	bound := n.cfg.MaxStaleness
 	last := n.raft.LastContact()
 	if last.IsZero() || time.Since(last) > bound {
 		return ErrStale
@@ -121,6 +113,25 @@ func (n *Node) fresh(ctx context.Context) error {
 	}
 	n.stale.recompute(n.fsm.Applied(), bound)
 	return nil
+}
+
+// freshNow reports whether the local state is within MaxStaleness of the
+// leader's commit as it is, taking a new sample in the background once
+// the current one is half way to its end.
+func (n *Node) freshNow() bool {
+	bound := n.cfg.MaxStaleness
+	now := monoNow()
+	until := n.stale.okUntil.Load()
+	if now > until {
+		until = n.stale.recompute(n.fsm.Applied(), bound)
+	}
+	if now > until {
+		return false
+	}
+	if now > until-int64(bound)/2 {
+		n.refreshFreshness()
+	}
+	return true
 }
 
 // sampleReadIndex asks the leader for its read index and records the
