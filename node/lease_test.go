@@ -149,3 +149,46 @@ func TestRestartWaitsOutLeases(t *testing.T) {
 	}
 	tc.waitLeader()
 }
+
+// The reads that need no wait and no round trip allocate nothing (no
+// timer context): a leader's linearizable read under its lease, a
+// leader's READONLY read, and a follower's READONLY read within the
+// staleness bound.
+func TestReadsWithoutWaitingAllocateNothing(t *testing.T) {
+	tc := newTestCluster(t, 3, leaseReads)
+	leader := tc.waitLeader()
+	if _, err := leader.Apply(zaddEntry("k", "m", 1)); err != nil {
+		t.Fatal(err)
+	}
+	var follower *Node
+	for _, nd := range tc.all() {
+		if nd != leader {
+			follower = nd
+		}
+	}
+	sequentialReads(t, leader, 5) // takes the lease
+	if err := follower.ReadBarrier(context.Background(), true); err != nil {
+		t.Fatal(err) // catches up and takes a staleness sample
+	}
+	for _, c := range []struct {
+		name  string
+		nd    *Node
+		local bool
+	}{{"leader linearizable", leader, false}, {"leader READONLY", leader, true}, {"follower READONLY", follower, true}} {
+		var err error
+		allocs := testing.AllocsPerRun(200, func() {
+			if e := c.nd.ReadBarrier(context.Background(), c.local); e != nil {
+				err = e
+			}
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		// A lease renewal or a staleness sample in the background may
+		// allocate during a run now and then; a timer context per read
+		// would be at least 200 runs' worth.
+		if allocs >= 1 {
+			t.Errorf("%s: %.1f allocations a read, want none", c.name, allocs)
+		}
+	}
+}
