@@ -9,8 +9,8 @@ import (
 )
 
 // Every caller of a batcher gets the result of a run that started after
-// it called, runs overlap up to maxRounds, and concurrent callers share
-// runs.
+// it called, no more than maxRounds runs are under way at once, and
+// concurrent callers share runs.
 func TestBatcherRunsStartAfterTheirCallers(t *testing.T) {
 	var (
 		seq            atomic.Uint64 // run number, returned as the index
