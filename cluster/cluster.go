@@ -212,8 +212,16 @@ func New(cfg Config) (*Cluster, error) {
 	c.trans = raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{
 		Stream:  raftStream{pl},
 		MaxPool: 8,
-		Timeout: 10 * time.Second,
-		Logger:  cfg.Logger.Named("transport"),
+		// No pipelined AppendEntries: hashicorp/raft's pipeline can
+		// wedge when a follower refuses an append (a newer term, or a log
+		// that does not match): its decoder stops reading answers while
+		// the sender waits for room for one more request, so the leader
+		// never replicates to that follower again and its Raft never
+		// shuts down (hashicorp/raft issue 612). Group commit keeps one
+		// batch in flight anyway, so there is little to overlap.
+		MaxRPCsInFlight: 1,
+		Timeout:         10 * time.Second,
+		Logger:          cfg.Logger.Named("transport"),
 	})
 	return c, nil
 }
