@@ -231,20 +231,31 @@ func (b *batcher) do(ctx context.Context) (uint64, error) {
 
 // startLocked starts the waiting run, if there is one and room for it.
 func (b *batcher) startLocked() {
+	if r := b.takeLocked(); r != nil {
+		go b.run(r)
+	}
+}
+
+// takeLocked returns the waiting run, counted as under way, if there is
+// one and room for it.
+func (b *batcher) takeLocked() *round {
 	if b.next == nil || b.inflight >= maxRounds {
-		return
+		return nil
 	}
 	r := b.next
 	b.next = nil
 	b.inflight++
-	go b.run(r)
+	return r
 }
 
+// run runs r, then on the same goroutine whatever run waits meanwhile.
 func (b *batcher) run(r *round) {
-	r.index, r.err = b.fn()
-	close(r.done)
-	b.mu.Lock()
-	b.inflight--
-	b.startLocked()
-	b.mu.Unlock()
+	for r != nil {
+		r.index, r.err = b.fn()
+		close(r.done)
+		b.mu.Lock()
+		b.inflight--
+		r = b.takeLocked()
+		b.mu.Unlock()
+	}
 }
