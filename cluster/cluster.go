@@ -30,6 +30,9 @@ type Node interface {
 	ApplyForwarded(entry []byte) func() (raftfsm.Result, error)
 	// ReadIndex is the leader's confirmed commit index.
 	ReadIndex(ctx context.Context) (uint64, error)
+	// ReadIndexNow is ReadIndex when it needs no round or wait (ok
+	// false otherwise).
+	ReadIndexNow() (index uint64, ok bool)
 	// HasState reports whether the node has Raft state (then it belongs
 	// to a cluster and must never bootstrap one).
 	HasState() bool

@@ -6,6 +6,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -43,21 +45,42 @@ const internalTimeout = 5 * time.Second
 const maxInFlight = 4096
 
 // serveInternal serves one internal connection until it closes.
+//
+// A read index the leader knows without a round (its lease holds) is
+// answered by the reading goroutine itself when no earlier reply waits:
+// a follower's linearizable reads wait for this answer, and handing it to
+// the writer goroutine would cost a goroutine wake-up on each side of
+// every round.
 func (c *Cluster) serveInternal(nc net.Conn) {
+	out := &replyWriter{nc: nc, bw: bufio.NewWriterSize(nc, 32<<10)}
 	replies := make(chan func() []byte, maxInFlight)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		c.writeReplies(nc, replies)
+		out.drain(replies)
 	}()
 	rd := redcon.NewReader(nc)
+	var scratch []byte
 	for {
 		cmds, err := rd.ReadCommands()
 		if err != nil {
 			break
 		}
+		wrote := false
 		for _, cmd := range cmds {
+			if out.pending.Load() == 0 {
+				if b, ok := c.answerNow(scratch[:0], cmd.Args); ok {
+					scratch = b
+					out.write(b, false)
+					wrote = true
+					continue
+				}
+			}
+			out.pending.Add(1)
 			replies <- c.internalRequest(cmd.Args)
+		}
+		if wrote {
+			out.flushIfIdle()
 		}
 	}
 	close(replies)
@@ -65,24 +88,66 @@ func (c *Cluster) serveInternal(nc net.Conn) {
 	nc.Close()
 }
 
-// writeReplies writes each request's reply in order, flushing whenever no
-// other reply is ready. After a write fails it still drains replies, so
-// the reader never blocks on a full channel.
-func (c *Cluster) writeReplies(nc net.Conn, replies <-chan func() []byte) {
-	bw := bufio.NewWriterSize(nc, 32<<10)
-	var werr error
+// answerNow is the reply to a request that needs no wait: a read index
+// the leader's lease (or being the only voter) confirms.
+func (c *Cluster) answerNow(b []byte, args [][]byte) ([]byte, bool) {
+	if len(args) != 1 || !strings.EqualFold(string(args[0]), cmdReadIndex) {
+		return nil, false
+	}
+	index, ok := c.node.ReadIndexNow()
+	if !ok {
+		return nil, false
+	}
+	b = append(b, ':')
+	b = strconv.AppendUint(b, index, 10)
+	return append(b, "\r\n"...), true
+}
+
+// replyWriter writes one internal connection's replies in the order of
+// their requests: the writer goroutine's, and the reading goroutine's
+// answers while nothing is pending. After a write fails it drops what
+// follows (the connection is closed, and the reader stops too).
+type replyWriter struct {
+	nc net.Conn
+	// pending counts the replies handed to the writer goroutine and not
+	// yet written.
+	pending atomic.Int64
+
+	mu  sync.Mutex
+	bw  *bufio.Writer
+	err error
+}
+
+func (w *replyWriter) write(b []byte, flush bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	_, w.err = w.bw.Write(b)
+	if w.err == nil && flush {
+		w.err = w.bw.Flush()
+	}
+	if w.err != nil {
+		w.nc.Close()
+	}
+}
+
+// flushIfIdle sends what is buffered unless the writer goroutine has
+// replies to write (it flushes once it has none).
+func (w *replyWriter) flushIfIdle() {
+	if w.pending.Load() == 0 {
+		w.write(nil, true)
+	}
+}
+
+// drain writes each reply handed over, flushing whenever no other one is
+// ready; it still drains after a write failed, so the reader never blocks
+// on a full channel.
+func (w *replyWriter) drain(replies <-chan func() []byte) {
 	for fn := range replies {
-		b := fn()
-		if werr != nil {
-			continue
-		}
-		_, werr = bw.Write(b)
-		if werr == nil && len(replies) == 0 {
-			werr = bw.Flush()
-		}
-		if werr != nil {
-			nc.Close() // the reader stops too
-		}
+		w.write(fn(), len(replies) == 0)
+		w.pending.Add(-1)
 	}
 }
 

@@ -155,6 +155,7 @@ func (fuzzNode) ApplyForwarded(b []byte) func() (raftfsm.Result, error) {
 	return func() (raftfsm.Result, error) { return raftfsm.Result{Index: 1, Reply: []byte("+OK\r\n")}, nil }
 }
 func (fuzzNode) ReadIndex(context.Context) (uint64, error) { return 7, nil }
+func (fuzzNode) ReadIndexNow() (uint64, bool)              { return 7, true }
 func (fuzzNode) RemoveServerHere(string) error             { return node.ErrNoSuchNode }
 func (fuzzNode) TransferLeadershipHere(string) error       { return node.ErrNotLeader }
 

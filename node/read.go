@@ -84,11 +84,8 @@ func (n *Node) readsNow(local bool) bool {
 		if local {
 			return true
 		}
-		index := n.raft.CommitIndex()
-		if !n.singleVoter.Load() && !n.leaseHeld(n.raft.CurrentTerm()) {
-			return false
-		}
-		return n.fsm.Applied() >= index
+		index, ok := n.ReadIndexNow()
+		return ok && n.fsm.Applied() >= index
 	}
 	return local && n.peers != nil && !n.IsLeader() && n.freshNow()
 }
@@ -99,6 +96,20 @@ func boundWait(ctx context.Context) (context.Context, context.CancelFunc) {
 		return ctx, func() {}
 	}
 	return context.WithTimeout(ctx, readyWait)
+}
+
+// ReadIndexNow is ReadIndex when it needs neither a round nor a wait: on
+// a ready leader that is the only voter or holds its lease. ok is false
+// when ReadIndex would have to wait.
+func (n *Node) ReadIndexNow() (index uint64, ok bool) {
+	if !n.Ready() {
+		return 0, false
+	}
+	index = n.raft.CommitIndex()
+	if !n.singleVoter.Load() && !n.leaseHeld(n.raft.CurrentTerm()) {
+		return 0, false
+	}
+	return index, true
 }
 
 // ReadIndex is the leader's read index: its commit index, confirmed by a
