@@ -17,15 +17,21 @@ import (
 // FIFO of waiting calls pairs every reply with its request; any number of
 // requests may be in flight. When the connection breaks, every call still
 // waiting fails with errBroken.
+//
+// Writes are combined: the sender that finds no write under way writes
+// what is pending, then what other senders appended meanwhile, until
+// nothing is left; the others return at once. Under load one system call
+// carries many requests, and the peer wakes once for them.
 type conn struct {
 	nc net.Conn
 
-	mu     sync.Mutex // guards bw, enc, queue and err; held while writing
-	bw     *bufio.Writer
-	enc    []byte // the request being written
-	queue  []*call
-	err    error
-	closed chan struct{}
+	mu      sync.Mutex // guards pend, spare, writing, queue and err
+	pend    []byte     // requests appended and not yet handed to a write
+	spare   []byte     // the other buffer, reused
+	writing bool       // a sender is writing; it writes what is appended meanwhile
+	queue   []*call
+	err     error
+	closed  chan struct{}
 }
 
 // call is one request waiting for its reply.
@@ -46,13 +52,17 @@ const dialTimeout = time.Second
 
 // newConn starts a pipelined connection over nc.
 func newConn(nc net.Conn) *conn {
-	c := &conn{nc: nc, bw: bufio.NewWriterSize(nc, 32<<10), closed: make(chan struct{})}
+	c := &conn{nc: nc, closed: make(chan struct{})}
 	go c.readLoop(bufio.NewReaderSize(nc, 32<<10))
 	return c
 }
 
-// send writes a command and returns its call; an error means nothing was
-// written (the connection had already failed).
+// maxSpare is the largest write buffer a connection keeps for reuse.
+const maxSpare = 1 << 20
+
+// send queues a command and returns its call; an error means nothing was
+// sent (the connection had already failed). A command sent here may fail
+// with errBroken if the connection breaks before or while it is written.
 func (c *conn) send(args ...[]byte) (*call, error) {
 	cl := &call{done: make(chan struct{})}
 	c.mu.Lock()
@@ -60,14 +70,28 @@ func (c *conn) send(args ...[]byte) (*call, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	c.enc = wire.AppendCommand(c.enc[:0], args...)
-	c.bw.Write(c.enc)
+	c.pend = wire.AppendCommand(c.pend, args...)
 	c.queue = append(c.queue, cl)
-	if err := c.bw.Flush(); err != nil {
-		// Part of the request may have left: the call is uncertain,
-		// and fails with the rest when the connection is torn down.
-		c.failLocked(err)
+	if c.writing {
+		return cl, nil
 	}
+	c.writing = true
+	for len(c.pend) > 0 && c.err == nil {
+		buf := c.pend
+		c.pend = c.spare[:0]
+		c.mu.Unlock()
+		_, err := c.nc.Write(buf)
+		c.mu.Lock()
+		if cap(buf) <= maxSpare {
+			c.spare = buf[:0]
+		}
+		if err != nil {
+			// Part of a request may have left: the calls waiting are
+			// uncertain, and fail with the connection.
+			c.failLocked(err)
+		}
+	}
+	c.writing = false
 	return cl, nil
 }
 
