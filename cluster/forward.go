@@ -131,9 +131,13 @@ func (fw *forwarded) Done() <-chan struct{} { return fw.cl.done }
 
 // Result reads GOBLIN.APPLY's reply: [index, reply], or the sentinel the
 // leader named; a connection that broke after the entry was sent gives
-// node.ErrUncertain: the entry may have been applied.
+// node.ErrUncertain: the entry may have been applied. One that broke
+// before gives node.ErrNoLeader: the entry is proposed again.
 func (fw *forwarded) Result() (uint64, []byte, error) {
 	v, err := fw.cl.reply, fw.cl.err
+	if errors.Is(err, errNotSent) {
+		return 0, nil, fmt.Errorf("%w (%v)", node.ErrNoLeader, err)
+	}
 	if err != nil {
 		return 0, nil, node.ErrUncertain
 	}

@@ -25,10 +25,11 @@ import (
 type conn struct {
 	nc net.Conn
 
-	mu      sync.Mutex // guards pend, spare, writing, queue and err
+	mu      sync.Mutex // guards pend, spare, writing, unsent, queue and err
 	pend    []byte     // requests appended and not yet handed to a write
 	spare   []byte     // the other buffer, reused
 	writing bool       // a sender is writing; it writes what is appended meanwhile
+	unsent  int        // the calls at the end of queue whose requests are in pend
 	queue   []*call
 	err     error
 	closed  chan struct{}
@@ -44,6 +45,10 @@ type call struct {
 // errBroken: the connection failed after the request was written; the
 // peer may or may not have acted on it.
 var errBroken = errors.New("connection to the leader broke")
+
+// errNotSent: the connection failed before the request was handed to a
+// write; the peer never saw it.
+var errNotSent = errors.New("connection to the leader broke before the request was sent")
 
 // value is a parsed RESP2 reply.
 type value = wire.Reply
@@ -61,8 +66,9 @@ func newConn(nc net.Conn) *conn {
 const maxSpare = 1 << 20
 
 // send queues a command and returns its call; an error means nothing was
-// sent (the connection had already failed). A command sent here may fail
-// with errBroken if the connection breaks before or while it is written.
+// sent (the connection had already failed). The call fails with errBroken
+// if the connection breaks once its request was handed to a write, and
+// with errNotSent if it breaks before.
 func (c *conn) send(args ...[]byte) (*call, error) {
 	cl := &call{done: make(chan struct{})}
 	c.mu.Lock()
@@ -72,6 +78,7 @@ func (c *conn) send(args ...[]byte) (*call, error) {
 	}
 	c.pend = wire.AppendCommand(c.pend, args...)
 	c.queue = append(c.queue, cl)
+	c.unsent++
 	if c.writing {
 		return cl, nil
 	}
@@ -79,6 +86,7 @@ func (c *conn) send(args ...[]byte) (*call, error) {
 	for len(c.pend) > 0 && c.err == nil {
 		buf := c.pend
 		c.pend = c.spare[:0]
+		c.unsent = 0
 		c.mu.Unlock()
 		_, err := c.nc.Write(buf)
 		c.mu.Lock()
@@ -86,8 +94,8 @@ func (c *conn) send(args ...[]byte) (*call, error) {
 			c.spare = buf[:0]
 		}
 		if err != nil {
-			// Part of a request may have left: the calls waiting are
-			// uncertain, and fail with the connection.
+			// Part of buf may have left: its calls are uncertain
+			// (errBroken); those appended since were never sent.
 			c.failLocked(err)
 		}
 	}
@@ -124,11 +132,15 @@ func (c *conn) failLocked(err error) {
 	}
 	c.err = fmt.Errorf("%w: %v", errBroken, err)
 	c.nc.Close()
-	for _, cl := range c.queue {
+	sent := len(c.queue) - c.unsent
+	for i, cl := range c.queue {
 		cl.err = c.err
+		if i >= sent {
+			cl.err = fmt.Errorf("%w: %v", errNotSent, err)
+		}
 		close(cl.done)
 	}
-	c.queue = nil
+	c.queue, c.unsent = nil, 0
 	close(c.closed)
 }
 
@@ -143,7 +155,7 @@ func (c *conn) readLoop(br *bufio.Reader) {
 			c.mu.Unlock()
 			return
 		}
-		if len(c.queue) == 0 {
+		if len(c.queue) <= c.unsent {
 			c.failLocked(errors.New("reply without a request"))
 			c.mu.Unlock()
 			return

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/tidwall/redcon"
+
+	"github.com/goblindb/goblin/node"
 )
 
 // echoPeer answers every command with its first argument as an integer,
@@ -156,5 +158,52 @@ func TestConnBrokenFailsEveryWaitingCall(t *testing.T) {
 	}
 	if _, err := c.send([]byte("1")); !errors.Is(err, errBroken) {
 		t.Fatalf("send on a broken connection: %v, want errBroken", err)
+	}
+}
+
+// A request queued behind a write that fails was never sent: its call
+// fails with errNotSent (the entry is proposed again), while the request
+// being written fails with errBroken (its outcome is unknown).
+func TestConnQueuedBehindAFailedWriteIsNotSent(t *testing.T) {
+	local, remote := net.Pipe() // a write blocks until the peer reads
+	c := newConn(local)
+	t.Cleanup(c.close)
+	first := make(chan *call, 1)
+	go func() {
+		cl, err := c.send([]byte("1"))
+		if err != nil {
+			t.Error(err)
+		}
+		first <- cl
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.mu.Lock()
+		writing := c.writing
+		c.mu.Unlock()
+		if writing {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first send never started writing")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	second, err := c.send([]byte("2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	remote.Close() // the blocked write fails
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := (<-first).wait(ctx); !errors.Is(err, errBroken) || errors.Is(err, errNotSent) {
+		t.Fatalf("the request being written: %v, want errBroken", err)
+	}
+	if _, err := second.wait(ctx); !errors.Is(err, errNotSent) {
+		t.Fatalf("the request queued behind it: %v, want errNotSent", err)
+	}
+	fw := &forwarded{cl: second, leader: "n1"}
+	if _, _, err := fw.Result(); !errors.Is(err, node.ErrNoLeader) {
+		t.Fatalf("a forwarded entry never sent: %v, want node.ErrNoLeader (proposed again)", err)
 	}
 }
