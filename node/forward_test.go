@@ -168,3 +168,31 @@ func TestForwardingFollowsLeadershipTransfer(t *testing.T) {
 		t.Fatalf("final score %d, last acknowledged write %d (%d uncertain)", final, lastOK, uncertain)
 	}
 }
+
+// A follower's linearizable read whose read-index request went to a
+// leader that then stopped answering (paused, its connection open) is
+// asked again of the leader elected next, as soon as this node applies
+// the new term, instead of failing when the round's deadline passes.
+func TestFollowerReadOutlivesAPausedLeader(t *testing.T) {
+	tc := newTestCluster(t, 3, nil)
+	old := tc.waitLeader()
+	f := tc.followers()[0]
+	if _, err := f.Apply(zaddEntry("k", "m", 1)); err != nil {
+		t.Fatal(err)
+	}
+	tc.pause(old.ID())
+	// f still takes old for the leader: its read asks old, which never answers.
+	if f.LeaderID() != old.ID() {
+		t.Skipf("%s no longer followed %s when the read began", f.ID(), old.ID())
+	}
+	start := time.Now()
+	err := f.ReadBarrier(context.Background(), false)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("read on %s after pausing leader %s: %v after %v (the round waited for the paused leader)", f.ID(), old.ID(), err, took)
+	}
+	if got := score(f, "k", "m"); got != "1" {
+		t.Fatalf("score after the read: %q, want 1", got)
+	}
+	t.Logf("the read on %s returned after %v; leader now %s", f.ID(), took.Round(time.Millisecond), f.LeaderID())
+}

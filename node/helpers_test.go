@@ -28,6 +28,9 @@ type testCluster struct {
 	nodes map[string]*Node
 	trans map[string]*raft.InmemTransport
 	cut   map[string]bool // nodes whose peers calls fail (a partition)
+	// paused are nodes that take requests and never answer: a read index
+	// asked of one waits until its context ends (a stopped process).
+	paused map[string]bool
 	// lose makes forwarded entries lose the leader's answer as a broken
 	// connection does (forwardLoss); zero: none lost.
 	lose forwardLoss
@@ -37,7 +40,7 @@ type testCluster struct {
 
 func newTestCluster(t testing.TB, size int, opts func(*Config)) *testCluster {
 	t.Helper()
-	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, logs: &testutil.SyncBuffer{}, opts: opts}
+	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, paused: map[string]bool{}, logs: &testutil.SyncBuffer{}, opts: opts}
 	t.Cleanup(func() {
 		for _, n := range tc.all() {
 			n.Close()
@@ -132,12 +135,26 @@ func (tc *testCluster) partition(id string) {
 	tc.mu.Lock()
 	defer tc.mu.Unlock()
 	tc.cut[id] = true
+	tc.disconnectLocked(id)
+}
+
+// disconnectLocked drops Raft traffic to and from id; tc.mu is held.
+func (tc *testCluster) disconnectLocked(id string) {
 	tc.trans[id].DisconnectAll()
 	for oid, o := range tc.trans {
 		if oid != id {
 			o.Disconnect(tc.trans[id].LocalAddr())
 		}
 	}
+}
+
+// pause stops a node answering, as SIGSTOP does: Raft traffic both ways
+// is lost, and a read index asked of it waits until its caller gives up.
+func (tc *testCluster) pause(id string) {
+	tc.mu.Lock()
+	defer tc.mu.Unlock()
+	tc.paused[id] = true
+	tc.disconnectLocked(id)
 }
 
 // waitLeader waits until every running node agrees on a leader that is
@@ -297,6 +314,14 @@ func (p *testPeers) ReadIndex(ctx context.Context, leader string) (uint64, error
 	n, err := p.target(leader)
 	if err != nil {
 		return 0, err
+	}
+	tc := (*testCluster)(p)
+	tc.mu.Lock()
+	paused := tc.paused[leader]
+	tc.mu.Unlock()
+	if paused {
+		<-ctx.Done()
+		return 0, ErrTimeout
 	}
 	return n.ReadIndex(ctx)
 }

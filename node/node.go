@@ -130,6 +130,9 @@ type Node struct {
 
 	// stats are counters for the metrics endpoint (metrics.go).
 	stats nodeStats
+	// terms is the context a round to the leader abandons on a new
+	// term (termctx.go).
+	terms termContexts
 
 	notify   chan bool
 	stop     chan struct{}
@@ -305,7 +308,9 @@ func New(cfg Config) (*Node, error) {
 	if idx, term := lastSnapshot(r); idx > 0 {
 		snaps.afterRestore(idx, term)
 	}
-	n.wg.Add(3)
+	n.terms.cur.Store(newTermCtx())
+	n.wg.Add(4)
+	go n.watchTerms()
 	go n.watchLeaders()
 	go n.watchLeadership()
 	go n.expireLoop()

@@ -180,7 +180,11 @@ func (n *Node) leaderReadIndex() (uint64, error) {
 		if leader == n.cfg.ID {
 			return n.ReadIndex(ctx)
 		}
-		index, err := n.peers.ReadIndex(ctx, leader)
+		// Abandoned when a later term is applied here (termctx.go).
+		actx, acancel := context.WithDeadline(n.termContext(), deadline)
+		index, err := n.peers.ReadIndex(actx, leader)
+		newTerm := actx.Err() == context.Canceled
+		acancel()
 		if err == nil {
 			return index, nil
 		}
@@ -188,7 +192,15 @@ func (n *Node) leaderReadIndex() (uint64, error) {
 			return 0, err
 		}
 		// A read is safe to retry whatever went wrong.
-		n.log.Debug("read index from the leader failed", "leader", leader, "error", err)
+		n.log.Debug("read index from the leader failed", "leader", leader, "error", err, "new term", newTerm)
+		if newTerm {
+			select {
+			case <-n.stop:
+				return 0, ErrClosed
+			default:
+				continue // ask the new leader at once
+			}
+		}
 		if err := n.pause(deadline, retryPause); err != nil {
 			return 0, err
 		}
