@@ -133,10 +133,11 @@ func (c *conn) failLocked(err error) {
 	c.err = fmt.Errorf("%w: %v", errBroken, err)
 	c.nc.Close()
 	sent := len(c.queue) - c.unsent
+	notSent := fmt.Errorf("%w: %v", errNotSent, err)
 	for i, cl := range c.queue {
 		cl.err = c.err
 		if i >= sent {
-			cl.err = fmt.Errorf("%w: %v", errNotSent, err)
+			cl.err = notSent
 		}
 		close(cl.done)
 	}

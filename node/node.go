@@ -132,7 +132,7 @@ type Node struct {
 	stats nodeStats
 	// terms is the context a round to the leader abandons on a new
 	// term (termctx.go).
-	terms termContexts
+	terms atomic.Pointer[termCtx]
 
 	notify   chan bool
 	stop     chan struct{}
@@ -308,7 +308,7 @@ func New(cfg Config) (*Node, error) {
 	if idx, term := lastSnapshot(r); idx > 0 {
 		snaps.afterRestore(idx, term)
 	}
-	n.terms.cur.Store(newTermCtx())
+	n.terms.Store(newTermCtx())
 	n.wg.Add(4)
 	go n.watchTerms()
 	go n.watchLeaders()

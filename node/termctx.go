@@ -1,9 +1,6 @@
 package node
 
-import (
-	"context"
-	"sync/atomic"
-)
+import "context"
 
 // A follower's request to the leader for a read index is abandoned as
 // soon as this node applies an entry of a later term: another leader has
@@ -20,9 +17,6 @@ type termCtx struct {
 	cancel context.CancelFunc
 }
 
-// termContexts holds the current termCtx.
-type termContexts struct{ cur atomic.Pointer[termCtx] }
-
 func newTermCtx() *termCtx {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &termCtx{ctx: ctx, cancel: cancel}
@@ -31,7 +25,7 @@ func newTermCtx() *termCtx {
 // termContext returns a context cancelled once this node applies an
 // entry of a later term than it has now, restores a snapshot, or stops.
 func (n *Node) termContext() context.Context {
-	return n.terms.cur.Load().ctx
+	return n.terms.Load().ctx
 }
 
 // watchTerms cancels the current term's context each time the applied
@@ -42,10 +36,10 @@ func (n *Node) watchTerms() {
 		// The channel is taken before the new context is made, so a
 		// change that comes in between still cancels that context.
 		changed := n.fsm.TermChanged()
-		n.terms.cur.Swap(newTermCtx()).cancel()
+		n.terms.Swap(newTermCtx()).cancel()
 		select {
 		case <-n.stop:
-			n.terms.cur.Load().cancel()
+			n.terms.Load().cancel()
 			return
 		case <-changed:
 		}
