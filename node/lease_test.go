@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 func leaseReads(c *Config) { c.LeaseReads = true }
@@ -189,6 +191,49 @@ func TestReadsWithoutWaitingAllocateNothing(t *testing.T) {
 		// would be at least 200 runs' worth.
 		if allocs >= 1 {
 			t.Errorf("%s: %.1f allocations a read, want none", c.name, allocs)
+		}
+	}
+}
+
+// A linearizable read never fails because leadership moved while it
+// waited for its confirmation round: a read has no outcome to be unsure
+// of, so a leader that loses leadership mid-round reads as a follower.
+func TestReadsThroughLeadershipTransfersSucceed(t *testing.T) {
+	tc := newTestCluster(t, 3, nil)
+	tc.waitLeader()
+	stop := make(chan struct{})
+	errs := make(chan error, 3)
+	var reads sync.WaitGroup
+	for _, n := range tc.all() {
+		reads.Add(1)
+		go func() {
+			defer reads.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					errs <- nil
+					return
+				default:
+				}
+				if err := n.ReadBarrier(context.Background(), false); err != nil {
+					errs <- fmt.Errorf("read %d on %s: %w", i, n.ID(), err)
+					return
+				}
+			}
+		}()
+	}
+	for range 8 {
+		old := tc.waitLeader()
+		if err := old.TransferLeadership(""); err != nil {
+			t.Logf("transfer: %v", err)
+		}
+		testutil.Poll(t, 10*time.Second, "a new leader", func() bool { return tc.waitLeader() != old })
+	}
+	close(stop)
+	reads.Wait()
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 // readyWait bounds how long a read waits for a new leader's barrier, and a
@@ -161,6 +163,11 @@ func (n *Node) waitReady(ctx context.Context) error {
 func (n *Node) verifyLeader() (uint64, error) {
 	n.stats.readRounds.Add(1)
 	if err := n.raft.VerifyLeader().Error(); err != nil {
+		if errors.Is(err, raft.ErrLeadershipLost) {
+			// A read has no outcome to be unsure of: leadership
+			// moved, so read as a follower (ReadBarrier).
+			return 0, ErrNotLeader
+		}
 		return 0, translateRaftErr(err)
 	}
 	return 0, nil
