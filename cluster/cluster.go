@@ -122,6 +122,9 @@ type Cluster struct {
 	pl   *plane
 	// keyring holds the gossip keys (nil: gossip in clear).
 	keyring *memberlist.Keyring
+	// gossipInterval is memberlist's: how often a node passes on what it
+	// heard.
+	gossipInterval time.Duration
 	// trans is Raft's transport over the plane.
 	trans *raft.NetworkTransport
 	// verified remembers the members whose identity was checked over the
@@ -289,6 +292,7 @@ func (c *Cluster) Start(n Node) error {
 		return fmt.Errorf("cluster: start gossip: %w", err)
 	}
 	c.ml = ml
+	c.gossipInterval = mc.GossipInterval
 	serve := c.serveInternal
 	c.pl.internal.Store(&serve)
 	c.started.Store(true)
@@ -333,6 +337,13 @@ func resolveIP(host string) (string, error) {
 // and asks the leader to remove it from the Raft configuration, so the
 // remaining nodes' quorum no longer counts it. It then stops gossiping.
 // The node itself is closed by the caller afterwards.
+//
+// When no other voter stays (every one is leaving too, or gone), the
+// whole cluster is stopping: the node neither hands over leadership nor
+// asks to be removed, so the configuration stays whole and the cluster
+// resumes when its nodes restart. Otherwise the last of them would be
+// left as the only voter, and would wait out the timeout trying to
+// remove itself from a configuration without a quorum.
 func (c *Cluster) Leave(timeout time.Duration) error {
 	if !c.started.Load() {
 		return nil
@@ -352,6 +363,15 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	for _, s := range conf {
 		if !s.Current && s.Voter {
 			others++
+		}
+	}
+	if err == nil && others > 0 {
+		// Nodes told to stop at the same moment announce their departures
+		// at the same moment: let theirs arrive before counting.
+		c.sleep(min(leaveSettleGossips*c.gossipInterval, time.Until(deadline)/4))
+		if c.stayingVoters(conf) == 0 {
+			c.log.Info("every other voter is leaving or gone: stopping without leaving the configuration, so the cluster resumes when its nodes restart")
+			others = 0
 		}
 	}
 	if err == nil && others > 0 && c.node.IsLeader() {
@@ -379,6 +399,40 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	}
 	c.Shutdown()
 	return leaveErr
+}
+
+// leaveSettleGossips is how many gossip intervals Leave waits for other
+// nodes' departures before deciding whether any voter stays.
+const leaveSettleGossips = 3
+
+// stayingVoters counts the voters of conf, this node excluded, that gossip
+// sees alive and not leaving.
+func (c *Cluster) stayingVoters(conf []node.Server) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, s := range conf {
+		if s.Current || !s.Voter {
+			continue
+		}
+		if m := c.members[s.ID]; m != nil && m.state == "alive" {
+			n++
+		}
+	}
+	return n
+}
+
+// sleep waits for d, or until the cluster's loops stop.
+func (c *Cluster) sleep(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-c.stop:
+	}
 }
 
 // removeSelf asks the leader to remove this node, again while there is

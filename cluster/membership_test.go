@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblindb/goblin/cluster"
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
@@ -66,5 +68,66 @@ func TestDeadNodeRemoval(t *testing.T) {
 	e2.waitFormed(2)
 	if err := asker.rdb.Do(ctx(t), "GOBLIN", "REMOVE", "nosuch").Err(); err == nil || !strings.Contains(err.Error(), "no such node") {
 		t.Fatalf("removing an unknown node: %v", err)
+	}
+}
+
+// Every node told to leave at once (docker-compose stop, a host shutting
+// down) stops without shrinking the configuration: no Leave fails or
+// waits out its timeout for a quorum that is gone, and restarting any
+// majority of the nodes brings the cluster and its data back.
+func TestAllLeavingAtOnceKeepTheConfiguration(t *testing.T) {
+	e := newEnv(t, 3)
+	ids := []string{"n1", "n2", "n3"}
+	e.startAll(ids, 3, nil)
+	leader := e.waitFormed(3)
+	if err := leader.rdb.ZAdd(ctx(t), "k", redisZ(1, "a")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]string{}
+	errs := make(chan error, len(ids))
+	for _, tn := range e.all() {
+		dirs[tn.id] = tn.dir
+		go func() {
+			if err := tn.c.Leave(10 * time.Second); err != nil {
+				errs <- fmt.Errorf("%s leaving: %w", tn.id, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range ids {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	for _, id := range ids {
+		e.kill(id)
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+	// Two of the three come back: a majority of the configuration kept.
+	e.startAll(ids[:2], 3, dirs)
+	testutil.Poll(t, 30*time.Second, "a leader whose configuration still holds three voters", func() bool {
+		leader = nil
+		for _, tn := range e.all() {
+			if tn.n.Ready() {
+				leader = tn
+			}
+		}
+		if leader == nil {
+			return false
+		}
+		conf, err := leader.n.Configuration()
+		voters := 0
+		for _, s := range conf {
+			if s.Voter {
+				voters++
+			}
+		}
+		return err == nil && voters == 3
+	})
+	if got, err := leader.rdb.ZScore(ctx(t), "k", "a").Result(); err != nil || got != 1 {
+		t.Fatalf("ZSCORE after the restart: %v, %v", got, err)
 	}
 }
