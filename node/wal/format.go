@@ -100,6 +100,20 @@ func parseSegmentHeader(b []byte, base uint64) (version, bool) {
 	return 0, false
 }
 
+// looksV2 reports whether b, whatever its version byte says, holds a
+// version 2 segment: a valid sync mark, or a version 2 batch where the
+// first batch of a version 2 segment starts. A version 1 segment holds
+// neither (its first batch, with the version 1 magic, starts at byte 16).
+func looksV2(b []byte, base uint64) bool {
+	if len(b) < segHeaderLenV2 {
+		return false
+	}
+	if _, ok := parseMark(b, base); ok {
+		return true
+	}
+	return len(b) >= segHeaderLenV2+4 && binary.LittleEndian.Uint32(b[segHeaderLenV2:]) == batchMagicV2
+}
+
 // putMark encodes a sync mark: bytes [0, synced) of the segment are on
 // stable storage. The checksum covers the segment's base too.
 func putMark(m []byte, base uint64, synced int64) {

@@ -65,6 +65,12 @@ func (l *Log) recover() error {
 			}
 			continue
 		}
+		if v == v1 && looksV2(b, base) {
+			// Only the version byte says 1: no crash writes it after
+			// the header is durable, so it is damage, and scanning the
+			// segment as version 1 would cut every synced batch.
+			return corruptf("segment %s: the header says version 1, but the segment is laid out as version 2: its version byte is damaged", path)
+		}
 		r, err := scanSegment(b, base, v, last)
 		if err != nil {
 			return fmt.Errorf("%w (%s)", err, path)

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"encoding/binary"
+	"errors"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -89,4 +90,41 @@ func TestVersion1Log(t *testing.T) {
 	b[segHeaderLenV1+batchHdrLenV1+12] ^= 1
 	os.WriteFile(p, b, 0o644)
 	wantCorrupt(t, d, "sealed")
+}
+
+// A version 2 segment whose version byte is damaged into 1 is corrupt:
+// read as version 1, its batches would look like a torn tail and every
+// synced entry would be cut.
+func TestDamagedVersionByteIsCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, Options{SyncEveryBatch: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := uint64(1); i <= 9; i += 3 {
+		if err := l.StoreLogs([]*raft.Log{mkLog(r, i, 1), mkLog(r, i+1, 1), mkLog(r, i+2, 1)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	files := segFiles(t, dir)
+	name := files[len(files)-1]
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[7] = byte(v1)
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err = Open(dir, Options{})
+	if err == nil {
+		last, _ := l.LastIndex()
+		l.Close()
+		t.Fatalf("Open succeeded on a segment whose version byte says 1; last index %d of 9", last)
+	}
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Open: %v, want ErrCorrupt", err)
+	}
 }
