@@ -108,10 +108,21 @@ func looksV2(b []byte, base uint64) bool {
 	if len(b) < segHeaderLenV2 {
 		return false
 	}
-	if _, ok := parseMark(b, base); ok {
-		return true
-	}
-	return len(b) >= segHeaderLenV2+4 && binary.LittleEndian.Uint32(b[segHeaderLenV2:]) == batchMagicV2
+	return markValid(b, base) || len(b) >= segHeaderLenV2+4 && binary.LittleEndian.Uint32(b[segHeaderLenV2:]) == batchMagicV2
+}
+
+// markValid reports whether a version 2 header's sync mark is intact.
+func markValid(hdr []byte, base uint64) bool {
+	_, ok := parseMark(hdr, base)
+	return ok
+}
+
+// looksV1 reports whether b holds a version 1 batch header where a
+// version 1 segment's first batch starts (in a version 2 segment, those
+// bytes are the sync mark).
+func looksV1(b []byte) bool {
+	_, _, _, ok := batchHeader(b[min(len(b), segHeaderLenV1):], v1)
+	return ok
 }
 
 // putMark encodes a sync mark: bytes [0, synced) of the segment are on

@@ -71,6 +71,9 @@ func (l *Log) recover() error {
 			// segment as version 1 would cut every synced batch.
 			return corruptf("segment %s: the header says version 1, but the segment is laid out as version 2: its version byte is damaged", path)
 		}
+		if v == v2 && !markValid(b, base) && looksV1(b) {
+			return corruptf("segment %s: the header says version 2, but the segment is laid out as version 1: its version byte is damaged", path)
+		}
 		r, err := scanSegment(b, base, v, last)
 		if err != nil {
 			return fmt.Errorf("%w (%s)", err, path)

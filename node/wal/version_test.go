@@ -128,3 +128,28 @@ func TestDamagedVersionByteIsCorrupt(t *testing.T) {
 		t.Fatalf("Open: %v, want ErrCorrupt", err)
 	}
 }
+
+// A version 1 segment (from an earlier build) whose version byte is
+// damaged into 2 is corrupt too, not a segment of torn batches.
+func TestDamagedVersion1ByteIsCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	writeV1Segment(t, rand.New(rand.NewPCG(5, 6)), dir, model{}, 1, 20)
+	name := filepath.Join(dir, segmentName(1))
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[7] = byte(v2)
+	if err := os.WriteFile(name, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(dir, Options{})
+	if err == nil {
+		last, _ := l.LastIndex()
+		l.Close()
+		t.Fatalf("Open succeeded on a version 1 segment whose version byte says 2; last index %d of 20", last)
+	}
+	if !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("Open: %v, want ErrCorrupt", err)
+	}
+}
