@@ -100,29 +100,23 @@ func parseSegmentHeader(b []byte, base uint64) (version, bool) {
 	return 0, false
 }
 
-// looksV2 reports whether b, whatever its version byte says, holds a
-// version 2 segment: a valid sync mark, or a version 2 batch where the
-// first batch of a version 2 segment starts. A version 1 segment holds
-// neither (its first batch, with the version 1 magic, starts at byte 16).
-func looksV2(b []byte, base uint64) bool {
+// versionDamaged reports whether segment b's layout contradicts the
+// version v its header names, which only damage to the version byte
+// explains (a crash never rewrites it once the header is durable).
+// Read as the wrong version, every batch would look like a torn tail and
+// be cut. A version 2 segment holds a valid sync mark at byte 16, or its
+// first batch (version 2 magic) at byte 32; a version 1 segment holds its
+// first batch (version 1 magic and header checksum) at byte 16.
+func versionDamaged(b []byte, base uint64, v version) bool {
 	if len(b) < segHeaderLenV2 {
 		return false
 	}
-	return markValid(b, base) || len(b) >= segHeaderLenV2+4 && binary.LittleEndian.Uint32(b[segHeaderLenV2:]) == batchMagicV2
-}
-
-// markValid reports whether a version 2 header's sync mark is intact.
-func markValid(hdr []byte, base uint64) bool {
-	_, ok := parseMark(hdr, base)
-	return ok
-}
-
-// looksV1 reports whether b holds a version 1 batch header where a
-// version 1 segment's first batch starts (in a version 2 segment, those
-// bytes are the sync mark).
-func looksV1(b []byte) bool {
-	_, _, _, ok := batchHeader(b[min(len(b), segHeaderLenV1):], v1)
-	return ok
+	_, markOK := parseMark(b, base)
+	if v == v1 {
+		return markOK || len(b) >= segHeaderLenV2+4 && binary.LittleEndian.Uint32(b[segHeaderLenV2:]) == batchMagicV2
+	}
+	_, _, _, isV1 := batchHeader(b[segHeaderLenV1:], v1)
+	return !markOK && isV1
 }
 
 // putMark encodes a sync mark: bytes [0, synced) of the segment are on

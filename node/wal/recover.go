@@ -65,14 +65,8 @@ func (l *Log) recover() error {
 			}
 			continue
 		}
-		if v == v1 && looksV2(b, base) {
-			// Only the version byte says 1: no crash writes it after
-			// the header is durable, so it is damage, and scanning the
-			// segment as version 1 would cut every synced batch.
-			return corruptf("segment %s: the header says version 1, but the segment is laid out as version 2: its version byte is damaged", path)
-		}
-		if v == v2 && !markValid(b, base) && looksV1(b) {
-			return corruptf("segment %s: the header says version 2, but the segment is laid out as version 1: its version byte is damaged", path)
+		if versionDamaged(b, base, v) {
+			return corruptf("segment %s: the header says version %d, but the segment is laid out as the other version: its version byte is damaged", path, v)
 		}
 		r, err := scanSegment(b, base, v, last)
 		if err != nil {

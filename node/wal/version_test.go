@@ -95,29 +95,10 @@ func TestVersion1Log(t *testing.T) {
 // read as version 1, its batches would look like a torn tail and every
 // synced entry would be cut.
 func TestDamagedVersionByteIsCorrupt(t *testing.T) {
-	dir := t.TempDir()
-	l, err := Open(dir, Options{SyncEveryBatch: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rand.New(rand.NewPCG(3, 4))
-	for i := uint64(1); i <= 9; i += 3 {
-		if err := l.StoreLogs([]*raft.Log{mkLog(r, i, 1), mkLog(r, i+1, 1), mkLog(r, i+2, 1)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	l.Close()
-	files := segFiles(t, dir)
-	name := files[len(files)-1]
-	b, err := os.ReadFile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b[7] = byte(v1)
-	if err := os.WriteFile(name, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	wantCorrupt(t, dir, "version byte is damaged")
+	fw := newFinalWrite(t, testutil.Rand(t, 0), nil, nil)
+	d := copyDir(t, fw.post)
+	setByte(t, filepath.Join(d, fw.name), 7, byte(v1))
+	wantCorrupt(t, d, "version byte is damaged")
 }
 
 // A version 1 segment (from an earlier build) whose version byte is
@@ -125,14 +106,19 @@ func TestDamagedVersionByteIsCorrupt(t *testing.T) {
 func TestDamagedVersion1ByteIsCorrupt(t *testing.T) {
 	dir := t.TempDir()
 	writeV1Segment(t, rand.New(rand.NewPCG(5, 6)), dir, model{}, 1, 20)
-	name := filepath.Join(dir, segmentName(1))
-	b, err := os.ReadFile(name)
+	setByte(t, filepath.Join(dir, segmentName(1)), 7, byte(v2))
+	wantCorrupt(t, dir, "version byte is damaged")
+}
+
+// setByte sets the byte at offset at of the file at path to v.
+func setByte(t *testing.T, path string, at int64, v byte) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b[7] = byte(v2)
-	if err := os.WriteFile(name, b, 0o644); err != nil {
+	defer f.Close()
+	if _, err := f.WriteAt([]byte{v}, at); err != nil {
 		t.Fatal(err)
 	}
-	wantCorrupt(t, dir, "version byte is damaged")
 }
