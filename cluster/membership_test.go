@@ -131,3 +131,34 @@ func TestAllLeavingAtOnceKeepTheConfiguration(t *testing.T) {
 		t.Fatalf("ZSCORE after the restart: %v, %v", got, err)
 	}
 }
+
+// GOBLIN REMOVE naming the leader makes it step down, not stop: it is a
+// live member, added back by the next leader, and counts as a working
+// voter afterwards, so the cluster still survives the loss of another
+// node.
+func TestRemovingTheLeaderKeepsItWorking(t *testing.T) {
+	e := newEnv(t, 3)
+	e.startAll([]string{"n1", "n2", "n3"}, 3, nil)
+	leader := e.waitFormed(3)
+	if err := leader.rdb.Do(ctx(t), "GOBLIN", "REMOVE", leader.id).Err(); err != nil {
+		t.Fatal(err)
+	}
+	removed := leader.id
+	e.waitFormed(3) // the removal was committed: it is a voter again
+	for _, f := range e.followers() {
+		if f.id != removed {
+			e.kill(f.id)
+			break
+		}
+	}
+	// The dead node stays in the configuration: the two left are a
+	// majority only if the removed leader votes and stores entries.
+	var err error
+	testutil.Poll(t, 30*time.Second, "a write with the removed leader and one other node", func() bool {
+		err = e.node(removed).rdb.ZAdd(ctx(t), "k", redisZ(1, "a")).Err()
+		return err == nil
+	})
+	if got, err := e.node(removed).rdb.ZScore(ctx(t), "k", "a").Result(); err != nil || got != 1 {
+		t.Fatalf("ZSCORE on the removed leader: %v %v", got, err)
+	}
+}

@@ -223,6 +223,11 @@ func New(cfg Config) (*Node, error) {
 	rc.NotifyCh = n.notify
 	rc.BatchApplyCh = true
 	rc.MaxAppendEntries = 256
+	// A leader whose removal it commits steps down instead of stopping
+	// Raft: a live node named by GOBLIN REMOVE is added back by the next
+	// leader, and a node whose Raft had stopped would then count as a
+	// voter that never votes. A node leaving for good stops on its own.
+	rc.ShutdownOnRemove = false
 	// Failover time. A follower starts an election once it has heard
 	// nothing from the leader for HeartbeatTimeout, checked at random
 	// intervals of one to two HeartbeatTimeouts, so it notices a dead
