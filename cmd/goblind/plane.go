@@ -32,7 +32,15 @@ type planeOptions struct {
 }
 
 func (p *planeOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&p.secretFile, "cluster-secret-file", "", "file holding the cluster secret (at least 32 bytes; more lines: older secrets still accepted, for rotation); or set GOBLIN_CLUSTER_SECRET. Authenticates and encrypts Raft, forwarding and gossip")
+	fs.Func("cluster-secret-file", "`file` holding the cluster secret (at least 32 bytes; more lines: older secrets still accepted, for rotation); or set GOBLIN_CLUSTER_SECRET. Authenticates and encrypts Raft, forwarding and gossip", func(v string) error {
+		// An empty name (an unset shell variable) must not start a node
+		// without credentials.
+		if strings.TrimSpace(v) == "" {
+			return errors.New("no file named")
+		}
+		p.secretFile = v
+		return nil
+	})
 	fs.StringVar(&p.tlsCert, "cluster-tls-cert-file", "", "this node's certificate for the node-to-node plane (mutual TLS; with --cluster-tls-key-file and --cluster-tls-ca-file)")
 	fs.StringVar(&p.tlsKey, "cluster-tls-key-file", "", "the private key of --cluster-tls-cert-file")
 	fs.StringVar(&p.tlsCA, "cluster-tls-ca-file", "", "CA certificates a peer's certificate must chain to")
@@ -129,16 +137,23 @@ func (p *planeOptions) load(id string, addrs map[string]string) (*planeCreds, er
 	return creds, nil
 }
 
+// gossipKeySetter replaces the gossip keyring (cluster.Cluster).
+type gossipKeySetter interface {
+	SetGossipKeys(keys [][]byte) error
+}
+
 // reload reads the credential files again (SIGHUP): new connections use
 // the new material, established ones are kept.
-func (p *planeOptions) reload(c *planeCreds, cl *cluster.Cluster) error {
+// A secret that is refused leaves the gossip keys alone too: derived
+// from that secret, they would cut this node off from the others' gossip
+// while its Raft connections, on the old secret, went on.
+func (p *planeOptions) reload(c *planeCreds, cl gossipKeySetter) error {
 	var errs []error
 	secrets, err := p.secrets()
-	if err != nil {
-		errs = append(errs, err)
-	} else if c.secret != nil {
-		errs = append(errs, c.secret.Update(secrets))
+	if err == nil && c.secret != nil {
+		err = c.secret.Update(secrets)
 	}
+	errs = append(errs, err)
 	if c.files != nil {
 		errs = append(errs, c.files.Reload())
 	}
