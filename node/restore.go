@@ -288,6 +288,11 @@ func (n *Node) stateEmpty() bool {
 // leadership transfer then waits: it would cut the restore short).
 func (n *Node) RestoreRunning() bool { return n.restoring.Load() }
 
+// restoreIndexRoom is how many indexes a restored state skips past the
+// log's last: far more entries than Raft can append between that read
+// and its taking the restore.
+const restoreIndexRoom = 1 << 16
+
 // restoreWait bounds how long an online restore on a follower waits to
 // become leader.
 const restoreWait = 30 * time.Second
@@ -359,8 +364,11 @@ func (n *Node) restoreLocked(r io.Reader, force bool) (*backup.Meta, error) {
 		}
 	}
 	// Raft installs the snapshot past its last index: the state gets
-	// that index, and every key counts as modified there.
-	at := max(st.Index, n.raft.LastIndex()) + 1
+	// that index, and every key counts as modified there. The index
+	// leaves room for entries Raft appends before it takes the restore,
+	// so that Raft's index for the snapshot is the one its state records
+	// (the snapshot store refuses a snapshot whose two differ).
+	at := max(st.Index, n.raft.LastIndex()+restoreIndexRoom) + 1
 	st.Index = at
 	st.KS.PruneTombstones(at)
 	f, err := os.CreateTemp(n.cfg.DataDir, "restore-*.tmp")

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/goblindb/goblin/raftfsm"
 )
 
 // snapshotRetain is how many snapshots the store keeps.
@@ -112,15 +115,41 @@ func (s *snapshotStore) keepAfter() uint64 {
 	return all[len(all)-1].Index
 }
 
-// Open opens a snapshot, remembering why one did not.
+// Open opens a snapshot, remembering why one did not. A snapshot whose
+// metadata gives another index than its state records is refused:
+// meta.json has no checksum, and restored under a wrong index the state
+// would skip or apply a second time the entries between the two.
 func (s *snapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
 	m, rc, err := s.FileSnapshotStore.Open(id)
+	if err == nil {
+		br := bufio.NewReaderSize(rc, 1<<16)
+		index, ok, perr := raftfsm.PeekIndex(br)
+		switch {
+		case perr != nil:
+			err = fmt.Errorf("snapshot %s: %w", id, perr)
+		case ok && index != m.Index:
+			err = fmt.Errorf("snapshot %s: its meta.json gives index %d but its state was taken at index %d: the metadata is damaged", id, m.Index, index)
+		}
+		if err != nil {
+			rc.Close()
+			m, rc = nil, nil
+		} else {
+			rc = bufferedSnapshot{br, rc}
+		}
+	}
 	if err != nil {
 		s.mu.Lock()
 		s.openErrs[id] = err
 		s.mu.Unlock()
 	}
 	return m, rc, err
+}
+
+// bufferedSnapshot reads an opened snapshot through the buffer its
+// header was checked with.
+type bufferedSnapshot struct {
+	*bufio.Reader
+	io.Closer
 }
 
 // Create starts a snapshot; its failures are recorded.

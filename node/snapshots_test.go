@@ -122,6 +122,41 @@ func TestCorruptSnapshotFallsBack(t *testing.T) {
 	}
 }
 
+// TestSnapshotMetaIndexDamaged: meta.json carries no checksum; a newest
+// snapshot whose metadata gives another index than its state records
+// (restored, it would skip the entries between the two, or apply them a
+// second time) is treated as corrupt: the node starts from the older one
+// and the log, losing nothing.
+func TestSnapshotMetaIndexDamaged(t *testing.T) {
+	for _, delta := range []int64{+4, -1} {
+		t.Run(fmt.Sprint(delta), func(t *testing.T) {
+			dir := twoSnapshots(t, LogStoreWAL)
+			newest := snapshotIDs(t, dir)[0]
+			p := filepath.Join(dir, "snapshots", "snapshots", newest.ID, "meta.json")
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old := fmt.Sprintf(`"Index":%d,`, newest.Index)
+			if !strings.Contains(string(b), old) {
+				t.Fatalf("%s holds no %s: %s", p, old, b)
+			}
+			b = []byte(strings.Replace(string(b), old, fmt.Sprintf(`"Index":%d,`, int64(newest.Index)+delta), 1))
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			n := startFaulty(t, dir, LogStoreAuto, FsyncAlways, nil)
+			checkMembers(t, n, 250)
+			if _, err := os.Stat(filepath.Join(dir, "snapshots", "corrupt", newest.ID)); err != nil {
+				t.Fatalf("the snapshot with a damaged index was not moved aside: %v", err)
+			}
+			if got := n.fsm.Applied(); got < newest.Index {
+				t.Fatalf("applied index %d after the restart, below the snapshot's %d", got, newest.Index)
+			}
+		})
+	}
+}
+
 // TestOnlySnapshotCorrupt: with one snapshot the log is whole, so a
 // corrupt snapshot is moved aside and the log replayed.
 func TestOnlySnapshotCorrupt(t *testing.T) {
