@@ -203,6 +203,9 @@ func New(cfg Config) (*Node, error) {
 	if err := snaps.checkLog(); err != nil {
 		return fail(err)
 	}
+	if err := checkStableState(st, snaps, cfg.ID, cfg.Logger); err != nil {
+		return fail(err)
+	}
 	n.snaps = snaps
 	snaps.written = func(d time.Duration, size int64) {
 		n.stats.snapshotTime.Record(d)

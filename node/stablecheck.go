@@ -1,0 +1,73 @@
+package node
+
+import (
+	"fmt"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+)
+
+// checkStableState refuses a data directory whose log or snapshots show
+// Raft ran here but whose stable store holds no term: raft-stable.db was
+// deleted, emptied or damaged. Raft would start again from term 0 with
+// no vote recorded, so the node could vote a second time in a term it
+// already voted in, and two leaders could be elected in one term.
+//
+// A node that is the only voter of its last configuration has nobody to
+// disagree with: its term is set again from its log (the last entry's
+// term, or the newest snapshot's), with a warning, and it starts.
+func checkStableState(st *stores, snaps *snapshotStore, id string, logger hclog.Logger) error {
+	if term, err := st.stable.GetUint64(keyCurrentTerm); err == nil && term > 0 {
+		return nil
+	}
+	log := st.logStore()
+	last, err := log.LastIndex()
+	if err != nil {
+		return err
+	}
+	metas, err := snaps.FileSnapshotStore.List()
+	if err != nil {
+		return err
+	}
+	if last == 0 && len(metas) == 0 {
+		return nil // a new node
+	}
+	// The last configuration and term: the newest snapshot's, then the
+	// log's entries after it.
+	var conf raft.Configuration
+	var lastTerm, from uint64
+	if len(metas) > 0 {
+		conf, lastTerm, from = metas[0].Configuration, metas[0].Term, metas[0].Index+1
+	}
+	if first, err := log.FirstIndex(); err == nil && first > from {
+		from = first
+	}
+	for i := from; i <= last && last > 0; i++ {
+		var e raft.Log
+		if err := log.GetLog(i, &e); err != nil {
+			return fmt.Errorf("node: reading log entry %d: %w", i, err)
+		}
+		lastTerm = max(lastTerm, e.Term)
+		if e.Type == raft.LogConfiguration {
+			conf = raft.DecodeConfiguration(e.Data)
+		}
+	}
+	voters := 0
+	onlyMe := false
+	for _, s := range conf.Servers {
+		if s.Suffrage == raft.Voter {
+			voters++
+			onlyMe = s.ID == raft.ServerID(id)
+		}
+	}
+	if voters == 1 && onlyMe && lastTerm > 0 {
+		if err := st.stable.SetUint64(keyCurrentTerm, lastTerm); err != nil {
+			return fmt.Errorf("node: writing the term back to the stable store: %w", err)
+		}
+		logger.Warn("the stable store (raft-stable.db) held no term; this node is its configuration's only voter, so its term was set again from its log", "term", lastTerm)
+		return nil
+	}
+	return fmt.Errorf("node: the stable store (raft-stable.db) holds no term, but the log and snapshots show this node ran Raft (last index %d, term %d): "+
+		"raft-stable.db is missing or damaged, and without its term and vote the node could vote twice in one term. "+
+		"Move the data directory aside and start the node again with an empty one: it catches up from the leader", last, lastTerm)
+}
