@@ -185,7 +185,15 @@ func (n *Node) leaderReadIndex() (uint64, error) {
 			return 0, err
 		}
 		if leader == n.cfg.ID {
-			return n.ReadIndex(ctx)
+			index, err := n.ReadIndex(ctx)
+			if !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrNoLeader) {
+				return index, err
+			}
+			// It lost leadership meanwhile: ask whoever leads now.
+			if err := n.pause(deadline, retryPause); err != nil {
+				return 0, err
+			}
+			continue
 		}
 		// Abandoned when a later term is applied here (termctx.go).
 		actx, acancel := context.WithDeadline(n.termContext(), deadline)
