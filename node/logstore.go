@@ -135,9 +135,11 @@ func openStores(dir string, mode Fsync, want LogStore, inject func(wal.Op) error
 		return nil, err
 	}
 	s := &stores{kind: kind, stop: make(chan struct{}), log: logger}
-	s.stable, err = raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, "raft-stable.db")})
+	s.stable, err = openBolt(raftboltdb.Options{Path: filepath.Join(dir, "raft-stable.db")})
 	if err != nil {
-		return nil, fmt.Errorf("open raft stable store: %w", err)
+		return nil, fmt.Errorf("open raft stable store: %w. It holds only the term and vote: "+
+			"on a single node, remove it and start again (the term is taken from the log); "+
+			"in a cluster, move the data directory aside and start the node again: it catches up from the leader", err)
 	}
 	// A node with Raft state whose log is gone would start from its last
 	// snapshot (or nothing) and lose what came after, silently.
@@ -154,10 +156,11 @@ func openStores(dir string, mode Fsync, want LogStore, inject func(wal.Op) error
 	var base raft.LogStore
 	switch kind {
 	case LogStoreBolt:
-		b, err := raftboltdb.New(raftboltdb.Options{Path: filepath.Join(dir, boltLogFile), NoSync: mode == FsyncEverysec})
+		b, err := openBolt(raftboltdb.Options{Path: filepath.Join(dir, boltLogFile), NoSync: mode == FsyncEverysec})
 		if err != nil {
 			s.stable.Close()
-			return nil, fmt.Errorf("open raft log: %w", err)
+			return nil, fmt.Errorf("open raft log: %w. In a cluster, move the data directory aside and start the node again: "+
+				"it catches up from the leader; a single node cannot be repaired: restore its data directory from a backup", err)
 		}
 		base, s.sync, s.closeLog = b, b.Sync, b.Close
 		base = &timedLog{LogStore: base, st: &s.stats, syncs: mode == FsyncAlways}

@@ -1,0 +1,46 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+// openBolt opens a raft-boltdb store and reads what a start reads first
+// (the log's first and last entries, the stable store's term), turning
+// the panics and memory faults bbolt meets in a damaged file (a truncated
+// file read through its memory map, a freelist that names a page twice,
+// a key whose length runs off its page) into an error that names the
+// file: what to do about it is the caller's to say. Damage deeper in a
+// log that is read later is not found here.
+func openBolt(opts raftboltdb.Options) (s *raftboltdb.BoltStore, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			s, err = nil, fmt.Errorf("%s is damaged: %v", opts.Path, r)
+		}
+	}()
+	if s, err = raftboltdb.New(opts); err != nil {
+		return nil, err
+	}
+	s.GetUint64(keyCurrentTerm)
+	first, err1 := s.FirstIndex()
+	last, err2 := s.LastIndex()
+	if err := errors.Join(err1, err2); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("%s: %w", opts.Path, err)
+	}
+	var e raft.Log
+	for _, i := range []uint64{first, last} {
+		if i > 0 {
+			if err := s.GetLog(i, &e); err != nil {
+				s.Close()
+				return nil, fmt.Errorf("%s: entry %d: %w", opts.Path, i, err)
+			}
+		}
+	}
+	return s, nil
+}
