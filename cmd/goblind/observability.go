@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/goblindb/goblin/internal/logthrottle"
 	"github.com/goblindb/goblin/metrics"
 	"github.com/goblindb/goblin/node"
 	"github.com/goblindb/goblin/resp"
@@ -35,10 +36,19 @@ func (o *observabilityOptions) check() error {
 	return nil
 }
 
-// logger returns goblind's logger, writing to w.
+// logger returns goblind's logger, writing to w. At info and above, at
+// most logthrottle.Burst lines of one kind in logthrottle.Window reach w:
+// some lines are written as often as anyone who reaches a port wants
+// (junk on the gossip port, a dead peer beaten several times a second),
+// and the log must not fill the disk. At debug and trace, asked for,
+// every line is written.
 func (o *observabilityOptions) logger(w io.Writer) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: "goblind", Level: hclog.LevelFromString(o.logLevel), Output: w,
-		JSONFormat: o.logFormat == "json"})
+	json := o.logFormat == "json"
+	level := hclog.LevelFromString(o.logLevel)
+	if level > hclog.Debug {
+		w = logthrottle.New(w, json)
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "goblind", Level: level, Output: w, JSONFormat: json})
 }
 
 // serveMetrics starts the metrics endpoint if --metrics-addr is set; the
