@@ -59,6 +59,10 @@ func cmdClient(c *client, argv [][]byte) {
 		ok()
 	case sub == "reply" && n == 3:
 		v := strings.ToLower(string(argv[2]))
+		if v != "on" && v != "off" && v != "skip" {
+			c.replyError(command.ErrSyntax)
+			return
+		}
 		if v != "on" {
 			// OFF and SKIP would silence replies; Goblin always replies.
 			c.replyError(command.Errorf("ERR CLIENT REPLY OFF|SKIP is not supported by Goblin"))

@@ -209,6 +209,9 @@ func TestClientKillPauseTime(t *testing.T) {
 	run(t, a, []exchange{
 		{[]string{"CLIENT", "PAUSE", "x"}, "-ERR timeout is not an integer or out of range\r\n"},
 		{[]string{"CLIENT", "PAUSE", "-1"}, "-ERR timeout is negative\r\n"},
+		{[]string{"CLIENT", "PAUSE", "9223372036854775807"}, "-ERR timeout is out of range\r\n"},
+		{[]string{"CLIENT", "PAUSE", "9223372036854775000", "WRITE"}, "-ERR timeout is out of range\r\n"},
+		{[]string{"CLIENT", "REPLY", "foo"}, "-ERR syntax error\r\n"},
 		{[]string{"CLIENT", "PAUSE", "100", "READS"}, "-ERR CLIENT PAUSE mode must be WRITE or ALL\r\n"},
 		{[]string{"CLIENT", "PAUSE", "60000", "WRITE"}, "+OK\r\n"},
 	})

@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -120,6 +121,11 @@ func clientPause(c *client, argv [][]byte) {
 		return
 	case ms < 0:
 		c.replyError(command.Errorf("ERR timeout is negative"))
+		return
+	case ms > math.MaxInt64-time.Now().UnixMilli():
+		// As Redis: an end past the clock's range would pause the node
+		// for good, CLIENT UNPAUSE included.
+		c.replyError(command.Errorf("ERR timeout is out of range"))
 		return
 	}
 	c.s.pause.set(time.Now().Add(time.Duration(min(ms, int64(1<<62)/int64(time.Millisecond)))*time.Millisecond), all)
