@@ -187,3 +187,30 @@ func TestOutputBufferSoftLimit(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A MONITOR client that does not read is held to the normal class's
+// hard output buffer limit, as Redis holds it: the lines waiting for it
+// count, and it is closed once they reach the limit.
+func TestMonitorOutputBufferLimit(t *testing.T) {
+	var logs logBuffer
+	s, _ := startServer(t, Config{Logger: logs.logger(), OutputBufferLimit: "normal 1mb 0 0"})
+	m := dial(t, s)
+	if got := m.do("MONITOR"); got != "+OK\r\n" {
+		t.Fatalf("MONITOR = %q", got)
+	}
+	c := dial(t, s)
+	arg := strings.Repeat("\x01", 256<<10) // a line of 1 MiB once escaped
+	for i := 0; i < 64 && s.monitors.n.Load() > 0; i++ {
+		c.do("ZSCORE", "k", arg)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.monitors.n.Load() != 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := s.monitors.n.Load(); n != 0 {
+		t.Fatalf("%d monitors after 64 MiB of lines not read, limit 1mb", n)
+	}
+	if !strings.Contains(logs.String(), "closing a MONITOR client for its output buffer limit") {
+		t.Fatalf("log:\n%s", logs.String())
+	}
+}

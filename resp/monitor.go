@@ -19,16 +19,25 @@ import (
 // runs them, before EXEC itself. With nobody monitoring, feeding costs
 // one atomic load.
 //
-// Each monitor has a goroutine writing its lines; one that falls more
-// than monitorBacklog lines behind is closed, as Redis closes a client
-// past its output buffer limit.
+// Each monitor has a goroutine writing its lines. The lines waiting for
+// it are its output buffer: one whose waiting lines reach the normal
+// class's hard client-output-buffer-limit is closed, as Redis closes it,
+// and so, whatever the limit, is one more than monitorBacklog lines
+// behind.
 
 const monitorBacklog = 1 << 14
 
 type monitors struct {
 	n    atomic.Int32
 	mu   sync.Mutex
-	outs map[*client]chan []byte
+	outs map[*client]*monitorOut
+}
+
+// monitorOut is one monitor's lines waiting to be written, and their
+// size in bytes.
+type monitorOut struct {
+	ch     chan []byte
+	queued atomic.Int64
 }
 
 // feed shows argv, run by c, to the monitors.
@@ -40,11 +49,18 @@ func (m *monitors) feed(c *client, spec *command.Spec, argv [][]byte) {
 		return
 	}
 	line := monitorLine(c, argv, time.Now())
+	hard := c.s.obuf.Load().normal.hard
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for mc, ch := range m.outs {
+	for mc, out := range m.outs {
+		if queued := out.queued.Add(int64(len(line))); hard > 0 && queued >= hard {
+			mc.s.log().Warn("closing a MONITOR client for its output buffer limit", "client", mc.info(), "waiting", queued, "limit", hard)
+			m.removeLocked(mc)
+			mc.kill()
+			continue
+		}
 		select {
-		case ch <- line:
+		case out.ch <- line:
 		default:
 			mc.s.log().Warn("closing a MONITOR client that fell behind", "client", mc.info())
 			m.removeLocked(mc)
@@ -115,16 +131,17 @@ func appendRepr(b, s []byte) []byte {
 // add makes c a monitor: lines wait in its channel from now on, and
 // its goroutine writes them once start is called (after MONITOR's OK).
 func (m *monitors) add(c *client) (start func()) {
-	ch := make(chan []byte, monitorBacklog)
+	out := &monitorOut{ch: make(chan []byte, monitorBacklog)}
+	ch := out.ch
 	m.mu.Lock()
 	if m.outs == nil {
-		m.outs = map[*client]chan []byte{}
+		m.outs = map[*client]*monitorOut{}
 	}
 	if _, ok := m.outs[c]; ok {
 		m.mu.Unlock()
 		return func() {}
 	}
-	m.outs[c] = ch
+	m.outs[c] = out
 	m.n.Add(1)
 	m.mu.Unlock()
 	c.monitoring.Store(true)
@@ -139,6 +156,7 @@ func (m *monitors) add(c *client) (start func()) {
 					}
 					return
 				}
+				out.queued.Add(-int64(len(line)))
 			}
 		}()
 	}
@@ -152,10 +170,10 @@ func (m *monitors) remove(c *client) {
 }
 
 func (m *monitors) removeLocked(c *client) {
-	if ch, ok := m.outs[c]; ok {
+	if out, ok := m.outs[c]; ok {
 		delete(m.outs, c)
 		m.n.Add(-1)
-		close(ch)
+		close(out.ch)
 	}
 }
 
