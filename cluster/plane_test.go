@@ -9,6 +9,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -171,7 +173,8 @@ func FuzzPlaneConn(f *testing.F) {
 	f.Add([]byte("PING\r\n"))
 	c := &Cluster{cfg: Config{ID: "n1"}, node: fuzzNode{}, log: hclog.NewNullLogger()}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := &plane{creds: nil, log: hclog.NewNullLogger(), raftConns: make(chan net.Conn), conns: map[*planeConn]struct{}{}, done: make(chan struct{})}
+		p := &plane{creds: nil, log: hclog.NewNullLogger(), raftConns: make(chan net.Conn), conns: map[*planeConn]struct{}{}, done: make(chan struct{}),
+			pendingByHost: map[string]int{}}
 		serve := c.serveInternal
 		p.internal.Store(&serve)
 		client, server := net.Pipe()
@@ -179,7 +182,8 @@ func FuzzPlaneConn(f *testing.F) {
 		finished := make(chan struct{})
 		go func() {
 			defer close(finished)
-			p.admit(pc)
+			p.startPending("pipe")
+			p.admit(pc, "pipe")
 		}()
 		go func() {
 			// Write, read what comes back for a moment, then hang up.
@@ -245,4 +249,59 @@ func TestInternalRequests(t *testing.T) {
 			t.Fatalf("reply %d to %q: %q, want %q...", i, reqs[i], got, w)
 		}
 	}
+}
+
+// Connections that never finish their handshake are bounded: beyond
+// maxPendingPerHost from one host they are closed at once, so a flood
+// holds few descriptors, and a peer from another host still gets in.
+func TestPlanePendingConnectionsBounded(t *testing.T) {
+	p := testPlane(t, "p", mustSecret(t, "p", secretOf('x')))
+	peer := testPlane(t, "peer", mustSecret(t, "peer", secretOf('x')))
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 2 * time.Second}
+	var idle []net.Conn
+	defer func() {
+		for _, c := range idle {
+			c.Close()
+		}
+	}()
+	const flood = 3 * maxPendingPerHost
+	for range flood {
+		c, err := d.Dial("tcp", p.adv.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle = append(idle, c)
+	}
+	// Well within the handshake timeout: the ones past the bound were
+	// closed at once, the others are still waiting.
+	time.Sleep(200 * time.Millisecond)
+	p.mu.Lock()
+	pending := p.pending
+	p.mu.Unlock()
+	if pending > maxPendingPerHost {
+		t.Fatalf("%d connections pending, bound %d", pending, maxPendingPerHost)
+	}
+	var closed atomic.Int32
+	var wg sync.WaitGroup
+	for _, c := range idle {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.SetReadDeadline(time.Now().Add(time.Second))
+			if _, err := c.Read(make([]byte, 1)); err == io.EOF || isReset(err) {
+				closed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := int(closed.Load()); n != flood-maxPendingPerHost {
+		t.Fatalf("%d of %d idle connections closed within a second, want %d", n, flood, flood-maxPendingPerHost)
+	}
+	if got, err := talk(peer, p); err != nil || got != "+p" {
+		t.Fatalf("a peer during the flood: %q %v", got, err)
+	}
+}
+
+func isReset(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "connection reset")
 }
