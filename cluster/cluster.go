@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -571,10 +572,34 @@ func (c *Cluster) tickLoop() {
 func (c *Cluster) join() {
 	n, err := c.ml.Join(c.cfg.Join)
 	if err != nil && n == 0 {
+		// Seeds not up yet refuse the connection: that is expected at
+		// start. A seed that takes the connection and then fails the
+		// exchange most likely has another gossip key, and this node
+		// alone can tell the operator so.
+		if !onlyRefused(err) {
+			c.log.Warn("joining the gossip failed: a seed answered but the exchange failed; "+
+				"check that every node has the same cluster secret or gossip key; will retry", "seeds", c.cfg.Join, "error", err)
+			return
+		}
 		c.log.Debug("joining the seeds failed; will retry", "seeds", c.cfg.Join, "error", err)
 		return
 	}
 	c.log.Debug("joined the gossip", "contacted", n, "members", c.ml.NumMembers())
+}
+
+// onlyRefused reports whether every seed of a failed join refused the
+// connection (or could not be reached), as seeds that are not up yet do.
+func onlyRefused(err error) bool {
+	for _, line := range strings.Split(strings.ToLower(err.Error()), "\n") {
+		if !strings.Contains(line, "failed to join") {
+			continue
+		}
+		if !strings.Contains(line, "connection refused") && !strings.Contains(line, "i/o timeout") &&
+			!strings.Contains(line, "no route to host") && !strings.Contains(line, "no such host") {
+			return false
+		}
+	}
+	return true
 }
 
 // refreshMeta updates and re-gossips this node's metadata when its Raft
