@@ -162,3 +162,25 @@ func TestRemovingTheLeaderKeepsItWorking(t *testing.T) {
 		t.Fatalf("ZSCORE on the removed leader: %v %v", got, err)
 	}
 }
+
+// A node restarted on a dead node's Raft address under a new ID (its data
+// directory wiped, another --id) replaces the dead one: Raft refuses two
+// servers at one address, so it could never be added otherwise.
+func TestNewIDOnADeadNodesAddressReplacesIt(t *testing.T) {
+	e := newEnv(t, 3)
+	e.startAll([]string{"n1", "n2", "n3"}, 3, nil)
+	e.waitFormed(3)
+	dead := e.followers()[0].id
+	e.kill(dead)
+	e.mu.Lock()
+	e.raft["n4"] = e.raft[dead]
+	e.mu.Unlock()
+	e.start("n4", 0, "")
+	leader := e.waitFormed(3) // dead gone, n4 a voter
+	if err := leader.rdb.ZAdd(ctx(t), "k", redisZ(1, "a")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.node("n4").rdb.ZScore(ctx(t), "k", "a").Result(); err != nil || got != 1 {
+		t.Fatalf("ZSCORE on n4: %v %v", got, err)
+	}
+}

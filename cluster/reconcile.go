@@ -19,6 +19,8 @@ import (
 //     while there are fewer than MaxVoters, as a non-voter beyond;
 //   - a member whose Raft address changed (a container that restarted
 //     with a new IP) is re-added at the new address;
+//   - a member not alive whose Raft address answers as another node's
+//     (restarted there under a new ID) is replaced by it;
 //   - non-voters are promoted while voters are fewer than MaxVoters.
 //
 // Each change is one Raft configuration entry, committed before the next.
@@ -81,6 +83,14 @@ func (c *Cluster) reconcile() {
 		}
 	}
 
+	// Who holds each Raft address in the configuration, but this node.
+	holder := map[string]node.Server{}
+	for _, s := range conf {
+		if !s.Current {
+			holder[s.Addr] = s
+		}
+	}
+
 	ids := make([]string, 0, len(members))
 	for id, m := range members {
 		if m.state == "alive" && m.meta.Raft != "" {
@@ -93,6 +103,18 @@ func (c *Cluster) reconcile() {
 		s, ok := inConf[id]
 		if (!ok || s.Addr != m.meta.Raft) && !c.verify(id, m.meta.Raft) {
 			continue
+		}
+		if !ok {
+			if old, taken := holder[m.meta.Raft]; taken && !aliveIn(members, old.ID) {
+				// A node gone from gossip whose Raft address now answers
+				// as another: a node restarted there under a new ID (a
+				// wiped data directory and a new --id). Raft refuses two
+				// servers at one address, so the new one could never be
+				// added while the old one stays.
+				if c.remove(old, "its Raft address now belongs to "+id) && old.Voter {
+					voters--
+				}
+			}
 		}
 		switch {
 		case !ok && voters < c.cfg.MaxVoters:
@@ -132,13 +154,20 @@ func (c *Cluster) noteRemovals(inConf map[string]node.Server) {
 	}
 }
 
-func (c *Cluster) remove(s node.Server, why string) {
+// aliveIn reports whether gossip counts id alive.
+func aliveIn(members map[string]member, id string) bool {
+	m, ok := members[id]
+	return ok && m.state == "alive"
+}
+
+func (c *Cluster) remove(s node.Server, why string) bool {
 	if err := c.node.RemoveServerHere(s.ID); err != nil {
 		c.log.Warn("removing a node failed", "id", s.ID, "reason", why, "error", err)
-		return
+		return false
 	}
 	delete(c.missing, s.ID)
 	c.log.Info("removed a node from the configuration", "id", s.ID, "reason", why)
+	return true
 }
 
 func (c *Cluster) change(what, id, addr string, err error) bool {
