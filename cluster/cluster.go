@@ -369,7 +369,7 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	if err == nil && others > 0 {
 		// Nodes told to stop at the same moment announce their departures
 		// at the same moment: let theirs arrive before counting.
-		c.sleep(min(leaveSettleGossips*c.gossipInterval, time.Until(deadline)/4))
+		c.sleep(min(max(leaveSettleGossips*c.gossipInterval, leaveSettleMin), time.Until(deadline)/4))
 		if c.stayingVoters(conf) == 0 {
 			c.log.Info("every other voter is leaving or gone: stopping without leaving the configuration, so the cluster resumes when its nodes restart")
 			others = 0
@@ -386,12 +386,15 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	var leaveErr error
 	if err == nil && others > 0 && hasID(conf, c.cfg.ID) {
 		done := make(chan error, 1)
-		go func() { done <- c.removeSelf(deadline) }()
+		go func() { done <- c.removeSelf(conf, deadline) }()
 		select {
 		case err := <-done:
-			if err != nil {
+			switch {
+			case errors.Is(err, errAllLeaving):
+				c.log.Info("every other voter is leaving or gone: stopping without leaving the configuration, so the cluster resumes when its nodes restart")
+			case err != nil:
 				leaveErr = fmt.Errorf("cluster: removing this node from the configuration: %w", err)
-			} else {
+			default:
 				c.log.Info("left the cluster: removed from the configuration")
 			}
 		case <-time.After(time.Until(deadline)):
@@ -405,6 +408,10 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 // leaveSettleGossips is how many gossip intervals Leave waits for other
 // nodes' departures before deciding whether any voter stays.
 const leaveSettleGossips = 3
+
+// leaveSettleMin is the shortest such wait, for gossip tuned faster than
+// the nodes' own scheduling can be relied on.
+const leaveSettleMin = 300 * time.Millisecond
 
 // stayingVoters counts the voters of conf, this node excluded, that gossip
 // sees alive and not leaving.
@@ -439,7 +446,7 @@ func (c *Cluster) sleep(d time.Duration) {
 // removeSelf asks the leader to remove this node, again while there is
 // no leader (an election) and time is left. The leader may also remove it
 // on its own once gossip reports it left: either way it is done.
-func (c *Cluster) removeSelf(deadline time.Time) error {
+func (c *Cluster) removeSelf(conf []node.Server, deadline time.Time) error {
 	for {
 		err := c.node.RemoveServer(c.cfg.ID)
 		if err == nil || errors.Is(err, node.ErrNoSuchNode) {
@@ -453,8 +460,17 @@ func (c *Cluster) removeSelf(deadline time.Time) error {
 		}
 		c.log.Debug("removing this node from the configuration failed; retrying", "error", err)
 		time.Sleep(200 * time.Millisecond)
+		// The others' departures may have arrived since Leave counted
+		// (a leader that is stopping too refuses the removal).
+		if c.stayingVoters(conf) == 0 {
+			return errAllLeaving
+		}
 	}
 }
+
+// errAllLeaving ends removeSelf: no other voter stays, so this node stops
+// without leaving the configuration.
+var errAllLeaving = errors.New("cluster: every other voter is leaving")
 
 func hasID(conf []node.Server, id string) bool {
 	for _, s := range conf {

@@ -181,6 +181,12 @@ func (c *Cluster) internalRequest(args [][]byte) func() []byte {
 		return func() []byte {
 			var err error
 			switch {
+			case sub == "REMOVE" && len(args) == 3 && c.leaving.Load():
+				// This leader is stopping too: a node leaving now may be
+				// one of several stopped together, which keep the
+				// configuration whole (Leave); it asks again, and
+				// decides again, meanwhile.
+				return errReply("TRYAGAIN the leader is leaving the cluster")()
 			case sub == "REMOVE" && len(args) == 3:
 				err = c.node.RemoveServerHere(id)
 			case sub == "TRANSFER" && len(args) <= 3:
