@@ -371,7 +371,7 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 		// at the same moment: let theirs arrive before counting.
 		c.sleep(min(max(leaveSettleGossips*c.gossipInterval, leaveSettleMin), time.Until(deadline)/4))
 		if c.stayingVoters(conf) == 0 {
-			c.log.Info("every other voter is leaving or gone: stopping without leaving the configuration, so the cluster resumes when its nodes restart")
+			c.log.Info(msgKeepConfiguration)
 			others = 0
 		}
 	}
@@ -391,7 +391,7 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 		case err := <-done:
 			switch {
 			case errors.Is(err, errAllLeaving):
-				c.log.Info("every other voter is leaving or gone: stopping without leaving the configuration, so the cluster resumes when its nodes restart")
+				c.log.Info(msgKeepConfiguration)
 			case err != nil:
 				leaveErr = fmt.Errorf("cluster: removing this node from the configuration: %w", err)
 			default:
@@ -467,6 +467,9 @@ func (c *Cluster) removeSelf(conf []node.Server, deadline time.Time) error {
 		}
 	}
 }
+
+// msgKeepConfiguration is logged when Leave stops without leaving.
+const msgKeepConfiguration = "every other voter is leaving or gone: stopping without leaving the configuration, so the cluster resumes when its nodes restart"
 
 // errAllLeaving ends removeSelf: no other voter stays, so this node stops
 // without leaving the configuration.

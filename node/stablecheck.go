@@ -52,15 +52,13 @@ func checkStableState(st *stores, snaps *snapshotStore, id string, logger hclog.
 			conf = raft.DecodeConfiguration(e.Data)
 		}
 	}
-	voters := 0
-	onlyMe := false
+	var voters []raft.ServerID
 	for _, s := range conf.Servers {
 		if s.Suffrage == raft.Voter {
-			voters++
-			onlyMe = s.ID == raft.ServerID(id)
+			voters = append(voters, s.ID)
 		}
 	}
-	if voters == 1 && onlyMe && lastTerm > 0 {
+	if len(voters) == 1 && voters[0] == raft.ServerID(id) && lastTerm > 0 {
 		if err := st.stable.SetUint64(keyCurrentTerm, lastTerm); err != nil {
 			return fmt.Errorf("node: writing the term back to the stable store: %w", err)
 		}

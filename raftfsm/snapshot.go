@@ -3,6 +3,7 @@ package raftfsm
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash"
 	"hash/crc32"
@@ -85,6 +86,14 @@ var (
 	snapshotMagicV1 = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 1}
 )
 
+var errNotSnapshot = errors.New("raftfsm: not a goblin snapshot")
+
+// knownMagic reports whether magic starts a snapshot of a version this
+// build reads.
+func knownMagic(magic [8]byte) bool {
+	return magic == snapshotMagic || magic == snapshotMagicV2 || magic == snapshotMagicV1
+}
+
 type snapshot struct {
 	st       *State
 	released func()
@@ -138,8 +147,8 @@ func ReadSnapshot(r io.Reader) (*State, error) {
 	cr := &crcReader{r: r, h: crc32.New(castagnoli)}
 	br := bufio.NewReaderSize(cr, 1<<16)
 	var magic [8]byte
-	if _, err := io.ReadFull(br, magic[:]); err != nil || (magic != snapshotMagic && magic != snapshotMagicV2 && magic != snapshotMagicV1) {
-		return nil, fmt.Errorf("raftfsm: not a goblin snapshot")
+	if _, err := io.ReadFull(br, magic[:]); err != nil || !knownMagic(magic) {
+		return nil, errNotSnapshot
 	}
 	st := &State{}
 	var err error
@@ -213,13 +222,11 @@ func PeekIndex(br *bufio.Reader) (index uint64, ok bool, err error) {
 		}
 		return 0, false, err
 	}
-	magic := [8]byte(hdr[:8])
-	switch magic {
-	case snapshotMagic, snapshotMagicV2:
-	case snapshotMagicV1:
+	switch magic := [8]byte(hdr[:8]); {
+	case !knownMagic(magic):
+		return 0, false, errNotSnapshot
+	case magic == snapshotMagicV1:
 		return 0, false, nil
-	default:
-		return 0, false, fmt.Errorf("raftfsm: not a goblin snapshot")
 	}
 	_, n := binary.Varint(hdr[8:])
 	if n <= 0 {

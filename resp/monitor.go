@@ -49,24 +49,27 @@ func (m *monitors) feed(c *client, spec *command.Spec, argv [][]byte) {
 		return
 	}
 	line := monitorLine(c, argv, time.Now())
-	hard := c.s.obuf.Load().normal.hard
+	hard := int64(c.s.outputLimit())
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for mc, out := range m.outs {
 		if queued := out.queued.Add(int64(len(line))); hard > 0 && queued >= hard {
-			mc.s.log().Warn("closing a MONITOR client for its output buffer limit", "client", mc.info(), "waiting", queued, "limit", hard)
-			m.removeLocked(mc)
-			mc.kill()
+			m.dropLocked(mc, "closing a MONITOR client for its output buffer limit", "waiting", queued, "limit", hard)
 			continue
 		}
 		select {
 		case out.ch <- line:
 		default:
-			mc.s.log().Warn("closing a MONITOR client that fell behind", "client", mc.info())
-			m.removeLocked(mc)
-			mc.kill()
+			m.dropLocked(mc, "closing a MONITOR client that fell behind")
 		}
 	}
+}
+
+// dropLocked closes monitor mc, logging why.
+func (m *monitors) dropLocked(mc *client, why string, args ...any) {
+	mc.s.log().Warn(why, append([]any{"client", mc.info()}, args...)...)
+	m.removeLocked(mc)
+	mc.kill()
 }
 
 // monitorLine formats one command as Redis's MONITOR does.
