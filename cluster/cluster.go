@@ -273,6 +273,15 @@ func (c *Cluster) Start(n Node) error {
 		}
 		mc.BindAddr, mc.BindPort = host, port
 		mc.AdvertisePort = port
+		bt, err := newBoundedTransport(host, port, c.log.Named("gossip"), mc.Logger)
+		if err != nil {
+			return fmt.Errorf("cluster: gossip: %w", err)
+		}
+		mc.Transport = bt
+		if port == 0 {
+			mc.BindPort = bt.GetAutoBindPort()
+			mc.AdvertisePort = mc.BindPort
+		}
 		if adv := c.cfg.GossipAdvertise; adv != "" {
 			host, port, err := splitHostPort(adv)
 			if err != nil {
@@ -290,6 +299,9 @@ func (c *Cluster) Start(n Node) error {
 	}
 	ml, err := memberlist.Create(mc)
 	if err != nil {
+		if bt, ok := mc.Transport.(*boundedTransport); ok {
+			bt.Shutdown()
+		}
 		return fmt.Errorf("cluster: start gossip: %w", err)
 	}
 	c.ml = ml

@@ -55,18 +55,15 @@ type plane struct {
 	done   chan struct{}
 	wg     sync.WaitGroup
 
-	// pending counts the connections that have not yet completed their
-	// handshake and preamble, in all and by remote host.
-	pending       int
-	pendingByHost map[string]int
+	// pending bounds the connections that have not yet completed their
+	// handshake and preamble.
+	pending *connBound
 }
 
-// Connections not yet admitted are bounded, in all and from one host:
-// anyone who reaches the port can open them, and each holds a descriptor
-// for up to handshakeTimeout. Beyond the bounds a connection is closed at
-// once, so such a flood cannot take the descriptors the node's clients,
-// log and admitted peers need. A peer's handshake takes milliseconds, and
-// it keeps its connections once admitted.
+// Connections not yet admitted are bounded (connBound), in all and from
+// one host: anyone who reaches the port can open them, and each holds a
+// descriptor for up to handshakeTimeout. A peer's handshake takes
+// milliseconds, and it keeps its connections once admitted.
 const (
 	maxPending        = 256
 	maxPendingPerHost = 64
@@ -97,7 +94,7 @@ func listenPlane(bind, advertise string, creds Credentials, log hclog.Logger) (*
 		adv = a
 	}
 	p := &plane{ln: ln, adv: adv, creds: creds, log: log, raftConns: make(chan net.Conn), conns: map[*planeConn]struct{}{}, done: make(chan struct{}),
-		pendingByHost: map[string]int{}}
+		pending: newConnBound(maxPending, maxPendingPerHost)}
 	p.wg.Add(1)
 	go p.acceptLoop()
 	return p, nil
@@ -121,7 +118,7 @@ func (p *plane) acceptLoop() {
 			continue
 		}
 		host := remoteHost(c)
-		if !p.startPending(host) {
+		if !p.pending.acquire(host) {
 			p.log.Warn("node-to-node connection refused: too many connections waiting for their handshake",
 				"remote", c.RemoteAddr(), "limit", maxPending, "per-host", maxPendingPerHost)
 			c.Close()
@@ -129,7 +126,7 @@ func (p *plane) acceptLoop() {
 		}
 		pc := p.track(c)
 		if pc == nil {
-			p.endPending(host)
+			p.pending.release(host)
 			return
 		}
 		p.wg.Add(1)
@@ -144,7 +141,7 @@ func (p *plane) acceptLoop() {
 // hands it to its user.
 func (p *plane) admit(pc *planeConn, host string) {
 	kind, err := p.accept(pc)
-	p.endPending(host)
+	p.pending.release(host)
 	if err != nil {
 		p.log.Debug("refused a node-to-node connection", "remote", pc.RemoteAddr(), "error", err)
 		pc.Close()
@@ -164,38 +161,6 @@ func (p *plane) admit(pc *planeConn, host string) {
 		}
 		pc.Close()
 	}
-}
-
-// startPending counts a connection from host as waiting for admission,
-// unless the bounds are reached.
-func (p *plane) startPending(host string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.pending >= maxPending || p.pendingByHost[host] >= maxPendingPerHost {
-		return false
-	}
-	p.pending++
-	p.pendingByHost[host]++
-	return true
-}
-
-// endPending ends what startPending counted.
-func (p *plane) endPending(host string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pending--
-	if p.pendingByHost[host]--; p.pendingByHost[host] <= 0 {
-		delete(p.pendingByHost, host)
-	}
-}
-
-// remoteHost is the host part of a connection's remote address.
-func remoteHost(c net.Conn) string {
-	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
-	if err != nil {
-		return c.RemoteAddr().String()
-	}
-	return host
 }
 
 // accept runs the server side of the handshake and reads the preamble.

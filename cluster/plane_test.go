@@ -174,7 +174,7 @@ func FuzzPlaneConn(f *testing.F) {
 	c := &Cluster{cfg: Config{ID: "n1"}, node: fuzzNode{}, log: hclog.NewNullLogger()}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := &plane{creds: nil, log: hclog.NewNullLogger(), raftConns: make(chan net.Conn), conns: map[*planeConn]struct{}{}, done: make(chan struct{}),
-			pendingByHost: map[string]int{}}
+			pending: newConnBound(maxPending, maxPendingPerHost)}
 		serve := c.serveInternal
 		p.internal.Store(&serve)
 		client, server := net.Pipe()
@@ -182,7 +182,7 @@ func FuzzPlaneConn(f *testing.F) {
 		finished := make(chan struct{})
 		go func() {
 			defer close(finished)
-			p.startPending("pipe")
+			p.pending.acquire("pipe")
 			p.admit(pc, "pipe")
 		}()
 		go func() {
@@ -257,49 +257,58 @@ func TestInternalRequests(t *testing.T) {
 func TestPlanePendingConnectionsBounded(t *testing.T) {
 	p := testPlane(t, "p", mustSecret(t, "p", secretOf('x')))
 	peer := testPlane(t, "peer", mustSecret(t, "peer", secretOf('x')))
+	idle := floodIdle(t, p.adv.String(), 3*maxPendingPerHost)
+	// Well within the handshake timeout: the ones past the bound were
+	// closed at once, the others are still waiting.
+	time.Sleep(200 * time.Millisecond)
+	if pending := p.pending.count(); pending > maxPendingPerHost {
+		t.Fatalf("%d connections pending, bound %d", pending, maxPendingPerHost)
+	}
+	if n := countClosed(idle, time.Second); n != len(idle)-maxPendingPerHost {
+		t.Fatalf("%d of %d idle connections closed within a second, want %d", n, len(idle), len(idle)-maxPendingPerHost)
+	}
+	if got, err := talk(peer, p); err != nil || got != "+p" {
+		t.Fatalf("a peer during the flood: %q %v", got, err)
+	}
+}
+
+// floodIdle opens n connections to addr from 127.0.0.2 that send
+// nothing; they are closed at the end of the test.
+func floodIdle(t *testing.T, addr string, n int) []net.Conn {
+	t.Helper()
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 2 * time.Second}
 	var idle []net.Conn
-	defer func() {
+	t.Cleanup(func() {
 		for _, c := range idle {
 			c.Close()
 		}
-	}()
-	const flood = 3 * maxPendingPerHost
-	for range flood {
-		c, err := d.Dial("tcp", p.adv.String())
+	})
+	for range n {
+		c, err := d.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		idle = append(idle, c)
 	}
-	// Well within the handshake timeout: the ones past the bound were
-	// closed at once, the others are still waiting.
-	time.Sleep(200 * time.Millisecond)
-	p.mu.Lock()
-	pending := p.pending
-	p.mu.Unlock()
-	if pending > maxPendingPerHost {
-		t.Fatalf("%d connections pending, bound %d", pending, maxPendingPerHost)
-	}
+	return idle
+}
+
+// countClosed counts the connections the other side closes within d.
+func countClosed(conns []net.Conn, d time.Duration) int {
 	var closed atomic.Int32
 	var wg sync.WaitGroup
-	for _, c := range idle {
+	for _, c := range conns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.SetReadDeadline(time.Now().Add(time.Second))
+			c.SetReadDeadline(time.Now().Add(d))
 			if _, err := c.Read(make([]byte, 1)); err == io.EOF || isReset(err) {
 				closed.Add(1)
 			}
 		}()
 	}
 	wg.Wait()
-	if n := int(closed.Load()); n != flood-maxPendingPerHost {
-		t.Fatalf("%d of %d idle connections closed within a second, want %d", n, flood, flood-maxPendingPerHost)
-	}
-	if got, err := talk(peer, p); err != nil || got != "+p" {
-		t.Fatalf("a peer during the flood: %q %v", got, err)
-	}
+	return int(closed.Load())
 }
 
 func isReset(err error) bool {
