@@ -34,7 +34,8 @@ type aclClient struct {
 	execing bool
 }
 
-// initACL gives a new connection the default user.
+// initACL gives a new connection the default user, and RESET gives it
+// back: authenticated when that user is on and needs no password.
 func (c *client) initACL() {
 	c.acl.name.Store(acl.DefaultUser)
 	c.refreshUsers(c.s.users())

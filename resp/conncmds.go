@@ -21,6 +21,7 @@ var edgeHandlers = map[string]edgeFunc{
 	"unwatch": cmdUnwatch, "info": cmdInfo, "command": cmdCommand, "config": cmdConfig, "readonly": cmdReadonly,
 	"readwrite": cmdReadwrite, "role": cmdRole, "cluster": cmdCluster, "goblin": cmdGoblin, "acl": cmdACL,
 	"time": cmdTime, "slowlog": cmdSlowlog, "latency": cmdLatency, "monitor": cmdMonitor,
+	"reset": cmdReset,
 }
 
 func init() {
@@ -74,6 +75,27 @@ func cmdReadonly(c *client, argv [][]byte) {
 func cmdReadwrite(c *client, argv [][]byte) {
 	c.readonly = false
 	c.reply(func(w *command.Writer) { w.OK() })
+}
+
+// cmdReset answers RESET: the connection goes back to how a new one
+// starts, as Redis 7.2 resets it. It leaves MONITOR mode, drops its
+// transaction and watched keys, selects database 0, speaks RESP2, forgets
+// its name and READONLY, and is the default user's again: authenticated
+// only when that user is on and needs no password. Its library name and
+// version stay (they describe the client behind it, as Redis keeps them).
+// Goblin has no Pub/Sub, tracking, ASKING or silenced replies to end, and
+// CLIENT NO-EVICT and NO-TOUCH set nothing.
+func cmdReset(c *client, argv [][]byte) {
+	// The lines the monitor already had go out before RESET's reply.
+	c.s.monitors.stop(c)
+	c.multi = nil
+	c.watch = watchState{}
+	c.db = 0
+	c.proto = 2
+	c.name = ""
+	c.readonly = false
+	c.initACL()
+	c.reply(func(w *command.Writer) { w.Simple("RESET") })
 }
 
 func cmdAuth(c *client, argv [][]byte) {

@@ -38,6 +38,7 @@ type monitors struct {
 type monitorOut struct {
 	ch     chan []byte
 	queued atomic.Int64
+	done   chan struct{} // closed when its goroutine has stopped writing
 }
 
 // feed shows argv, run by c, to the monitors.
@@ -134,7 +135,7 @@ func appendRepr(b, s []byte) []byte {
 // add makes c a monitor: lines wait in its channel from now on, and
 // its goroutine writes them once start is called (after MONITOR's OK).
 func (m *monitors) add(c *client) (start func()) {
-	out := &monitorOut{ch: make(chan []byte, monitorBacklog)}
+	out := &monitorOut{ch: make(chan []byte, monitorBacklog), done: make(chan struct{})}
 	ch := out.ch
 	m.mu.Lock()
 	if m.outs == nil {
@@ -146,11 +147,12 @@ func (m *monitors) add(c *client) (start func()) {
 	}
 	m.outs[c] = out
 	m.n.Add(1)
-	m.mu.Unlock()
 	c.monitoring.Store(true)
+	m.mu.Unlock()
 	nc := c.nc
 	return func() {
 		go func() {
+			defer close(out.done)
 			for line := range ch {
 				if _, err := nc.Write(line); err != nil {
 					m.remove(c)
@@ -177,6 +179,22 @@ func (m *monitors) removeLocked(c *client) {
 		delete(m.outs, c)
 		m.n.Add(-1)
 		close(out.ch)
+		c.monitoring.Store(false)
+	}
+}
+
+// stop ends c's monitoring, if it monitors (RESET), and returns once the
+// lines queued for it are written: the reply c sends next follows them,
+// as it follows them in Redis's output buffer. c's goroutine calls it;
+// the monitor's writer has been started (cmdMonitor starts it before the
+// connection runs anything else).
+func (m *monitors) stop(c *client) {
+	m.mu.Lock()
+	out := m.outs[c]
+	m.removeLocked(c)
+	m.mu.Unlock()
+	if out != nil {
+		<-out.done
 	}
 }
 
