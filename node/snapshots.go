@@ -39,6 +39,10 @@ const snapshotRetain = 2
 //     decode; they are moved out of the store (to snapshots/corrupt/)
 //     after the restore, so they are neither sent to followers nor kept
 //     instead of good ones.
+//   - Snapshots whose meta.json raft cannot read, which raft skips, are
+//     moved aside the same way before raft starts, once the log is known
+//     to hold what they hold; if it does not, the node refuses to start
+//     (snapshots_meta.go).
 //   - A snapshot that fails to be written (a full disk) is recorded for
 //     INFO, its partial directory removed; raft keeps the whole log and
 //     tries again at its next snapshot check.
@@ -54,6 +58,9 @@ type snapshotStore struct {
 	lastErr   error            // the last snapshot write's error, nil if it succeeded
 	lastErrAt time.Time
 	lastOK    time.Time
+	// setAsideAtOpen names the snapshots with an unreadable meta.json
+	// moved aside before raft started, and why.
+	setAsideAtOpen []string
 	// written, when set, is told how long each snapshot written took to
 	// write and its size in bytes.
 	written func(d time.Duration, size int64)
@@ -250,8 +257,16 @@ func (t *trackedSink) removePartial() {
 // checkLog fails when the log lacks entries right after the newest
 // snapshot (or, without one, from the first index): raft would restore
 // the snapshot and then panic applying the missing entries. Called before
-// raft starts.
+// raft starts; the snapshots raft cannot list are judged first
+// (setAsideUnreadable).
 func (s *snapshotStore) checkLog() error {
+	all, err := s.FileSnapshotStore.List()
+	if err != nil {
+		return err
+	}
+	if err := s.setAsideUnreadable(all); err != nil {
+		return err
+	}
 	first, err := s.log.FirstIndex()
 	if err != nil {
 		return err
@@ -260,18 +275,12 @@ func (s *snapshotStore) checkLog() error {
 		return nil // an empty log: the snapshot is the whole state
 	}
 	var after uint64 // the state needs entries after this index
-	all, err := s.FileSnapshotStore.List()
-	if err != nil {
-		return err
-	}
 	if len(all) > 0 {
 		after = all[0].Index
 	}
 	if first > after+1 {
-		return fmt.Errorf("node: the Raft log starts at index %d, but the newest snapshot (%s) ends at index %d: entries %d to %d are missing. "+
-			"In a cluster, move the data directory aside and start the node again: it catches up from the leader. "+
-			"A single node cannot be repaired: restore its data directory from a backup",
-			first, snapshotLabel(all), after, after+1, first-1)
+		return fmt.Errorf("node: the Raft log starts at index %d, but the newest snapshot (%s) ends at index %d: entries %d to %d are missing. %s",
+			first, snapshotLabel(all), after, after+1, first-1, s.startOver())
 	}
 	return nil
 }
@@ -301,14 +310,22 @@ func (s *snapshotStore) afterRestore(restoredIndex, restoredTerm uint64) {
 		if why != nil {
 			reason = why.Error()
 		}
-		to := filepath.Join(s.corrupt, m.ID)
-		if err := s.moveAside(m.ID); err != nil {
-			s.logger.Error("a corrupt snapshot could not be moved aside", "id", m.ID, "reason", reason, "error", err)
-			continue
-		}
-		s.logger.Error("a snapshot is corrupt: started from an older state and the log after it; the corrupt snapshot was moved aside",
-			"id", m.ID, "reason", reason, "moved-to", to, "restored-index", restoredIndex)
+		s.setAside(m.ID, reason, "a snapshot is corrupt: started from an older state and the log after it; the corrupt snapshot was moved aside",
+			"restored-index", restoredIndex)
 	}
+}
+
+// setAside moves the corrupt snapshot id aside and logs msg, with why
+// (reason) and where it went, or logs that it could not be moved and
+// returns why. A snapshot left in place is harmless: raft fails on it
+// again, or skips it.
+func (s *snapshotStore) setAside(id, reason, msg string, args ...any) error {
+	if err := s.moveAside(id); err != nil {
+		s.logger.Error("a corrupt snapshot could not be moved aside", "id", id, "reason", reason, "error", err)
+		return err
+	}
+	s.logger.Error(msg, append([]any{"id", id, "reason", reason, "moved-to", filepath.Join(s.corrupt, id)}, args...)...)
+	return nil
 }
 
 // isRestoreFailure tells raft's error when no snapshot restored.
@@ -364,8 +381,15 @@ func (s *snapshotStore) restoreFailed(err error) error {
 		}
 		ids = append(ids, fmt.Sprintf("%s: %s", m.ID, why))
 	}
+	ids = append(ids, s.setAsideAtOpen...)
 	s.mu.Unlock()
 	return errors.New("node: no snapshot could be restored (" + strings.Join(ids, "; ") + "), and the log no longer holds the entries an older state would need. " +
-		"In a cluster, move the data directory " + filepath.Dir(filepath.Dir(s.dir)) + " aside and start the node again with the same flags: " +
-		"it catches up from the leader. A single node cannot be repaired: restore its data directory from a backup")
+		s.startOver())
+}
+
+// startOver says what to do about a data directory the node cannot
+// start from.
+func (s *snapshotStore) startOver() string {
+	return "In a cluster, move the data directory " + filepath.Dir(filepath.Dir(s.dir)) + " aside and start the node again with the same flags: " +
+		"it catches up from the leader. A single node cannot be repaired: restore its data directory from a backup"
 }
