@@ -184,3 +184,73 @@ func TestNewIDOnADeadNodesAddressReplacesIt(t *testing.T) {
 		t.Fatalf("ZSCORE on n4: %v %v", got, err)
 	}
 }
+
+// A node restarted at a new Raft address that wins an election before
+// another leader has recorded the change records it itself: the others
+// use the configuration's address to ask for its vote and to hand it
+// leadership.
+func TestLeaderRecordsItsOwnNewAddress(t *testing.T) {
+	e := newEnv(t, 3)
+	e.startAll([]string{"n1", "n2", "n3"}, 3, nil)
+	e.waitFormed(3)
+	dirs := map[string]string{}
+	for _, tn := range e.all() {
+		dirs[tn.id] = tn.dir
+		e.kill(tn.id)
+	}
+	// n1 comes back first, at a new address, and is campaigning when n2
+	// comes: n1 wins most elections; otherwise both stop and it is tried
+	// again.
+	var addr string
+	for try := 1; ; try++ {
+		addr = testutil.FreeAddr(t, "")
+		e.mu.Lock()
+		e.raft["n1"] = addr
+		e.mu.Unlock()
+		e.start("n1", 0, dirs["n1"])
+		time.Sleep(1500 * time.Millisecond)
+		e.start("n2", 0, dirs["n2"])
+		var leader string
+		testutil.Poll(t, 20*time.Second, "a leader", func() bool {
+			for _, tn := range e.all() {
+				if tn.n.IsLeader() {
+					leader = tn.id
+				}
+			}
+			return leader != ""
+		})
+		if leader == "n1" {
+			break
+		}
+		if try == 6 {
+			t.Fatalf("n2 won the election %d times in a row", try)
+		}
+		t.Logf("try %d: n2 leads; again", try)
+		e.kill("n1")
+		e.kill("n2")
+	}
+	n1 := e.node("n1")
+	testutil.Poll(t, 10*time.Second, "the leader's own entry to show its new address", func() bool {
+		conf, err := n1.n.Configuration()
+		if err != nil {
+			return false
+		}
+		for _, s := range conf {
+			if s.ID == "n1" {
+				return s.Addr == addr
+			}
+		}
+		return false
+	})
+	e.start("n3", 0, dirs["n3"])
+	e.waitFormed(3)
+	// Leadership goes to n2 and back: handing it to n1 uses its address.
+	if err := n1.n.TransferLeadership("n2"); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Poll(t, 10*time.Second, "n2 to lead", func() bool { return e.node("n2").n.IsLeader() })
+	if err := e.node("n2").n.TransferLeadership("n1"); err != nil {
+		t.Fatalf("handing leadership back to n1: %v", err)
+	}
+	testutil.Poll(t, 10*time.Second, "n1 to lead again", func() bool { return n1.n.IsLeader() })
+}

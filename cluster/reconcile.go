@@ -21,7 +21,11 @@ import (
 //     with a new IP) is re-added at the new address;
 //   - a member not alive whose Raft address answers as another node's
 //     (restarted there under a new ID) is replaced by it;
-//   - non-voters are promoted while voters are fewer than MaxVoters.
+//   - non-voters are promoted while voters are fewer than MaxVoters;
+//   - the leader's own entry gets its current Raft address: a node
+//     restarted at a new address that wins an election before another
+//     leader records the change would otherwise keep the old one, which
+//     the others use for its votes and for handing leadership to it.
 //
 // Each change is one Raft configuration entry, committed before the next.
 func (c *Cluster) reconcile() {
@@ -81,6 +85,10 @@ func (c *Cluster) reconcile() {
 				voters--
 			}
 		}
+	}
+
+	if s, ok := inConf[c.cfg.ID]; ok && s.Addr != c.cfg.RaftAddr {
+		c.change("updated its own address", s.ID, c.cfg.RaftAddr, c.node.AddVoter(s.ID, c.cfg.RaftAddr))
 	}
 
 	// Who holds each Raft address in the configuration, but this node.
