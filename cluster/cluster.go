@@ -128,6 +128,8 @@ type Cluster struct {
 	gossipInterval time.Duration
 	// trans is Raft's transport over the plane.
 	trans *raft.NetworkTransport
+	// addrs tells trans where servers are (raftaddrs.go).
+	addrs *raftAddrs
 	// verified remembers the members whose identity was checked over the
 	// plane, by ID, with the Raft address checked.
 	verified map[string]string
@@ -213,6 +215,7 @@ func New(cfg Config) (*Cluster, error) {
 			Expect:   cfg.BootstrapExpect,
 		},
 	}
+	c.addrs = &raftAddrs{c: c}
 	c.fwd = newForwarder(c.lookupAddr, func(addr string) (net.Conn, error) {
 		return pl.dial(addr, kindInternal, dialTimeout)
 	})
@@ -226,9 +229,10 @@ func New(cfg Config) (*Cluster, error) {
 		// never replicates to that follower again and its Raft never
 		// shuts down (hashicorp/raft issue 612). Group commit keeps one
 		// batch in flight anyway, so there is little to overlap.
-		MaxRPCsInFlight: 1,
-		Timeout:         10 * time.Second,
-		Logger:          cfg.Logger.Named("transport"),
+		MaxRPCsInFlight:       1,
+		Timeout:               10 * time.Second,
+		Logger:                cfg.Logger.Named("transport"),
+		ServerAddressProvider: c.addrs,
 	})
 	return c, nil
 }
@@ -582,6 +586,7 @@ func (c *Cluster) tickLoop() {
 			}
 		}
 		c.refreshMeta()
+		c.addrs.noteConfiguration()
 		if c.node.IsLeader() {
 			c.reconcile()
 		} else {

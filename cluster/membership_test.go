@@ -254,3 +254,47 @@ func TestLeaderRecordsItsOwnNewAddress(t *testing.T) {
 	}
 	testutil.Poll(t, 10*time.Second, "n1 to lead again", func() bool { return n1.n.IsLeader() })
 }
+
+// Every node comes back at a new Raft address (a cluster's containers
+// recreated on a new network): the configuration holds only the old
+// ones, which no node listens on, yet the nodes elect a leader, reaching
+// each other at the addresses they gossip, and the leader records the
+// new ones.
+func TestAllNodesBackAtNewAddresses(t *testing.T) {
+	e := newEnv(t, 3)
+	ids := []string{"n1", "n2", "n3"}
+	e.startAll(ids, 3, nil)
+	leader := e.waitFormed(3)
+	if err := leader.rdb.ZAdd(ctx(t), "k", redisZ(1, "a")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]string{}
+	for _, tn := range e.all() {
+		dirs[tn.id] = tn.dir
+		e.kill(tn.id)
+	}
+	addrs := map[string]string{}
+	e.mu.Lock()
+	for _, id := range ids {
+		addrs[id] = testutil.FreeAddr(t, "")
+		e.raft[id] = addrs[id]
+	}
+	e.mu.Unlock()
+	e.startAll(ids, 3, dirs)
+	leader = e.waitFormed(3)
+	testutil.Poll(t, 10*time.Second, "the configuration to hold the new addresses", func() bool {
+		conf, err := leader.n.Configuration()
+		if err != nil {
+			return false
+		}
+		for _, s := range conf {
+			if s.Addr != addrs[s.ID] {
+				return false
+			}
+		}
+		return true
+	})
+	if got, err := leader.rdb.ZScore(ctx(t), "k", "a").Result(); err != nil || got != 1 {
+		t.Fatalf("ZSCORE after the move: %v, %v", got, err)
+	}
+}

@@ -1,0 +1,61 @@
+package cluster
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/hashicorp/raft"
+)
+
+// raftAddrs tells Raft's transport where to reach a server: at the Raft
+// address the node gossips now, when gossip sees it alive, rather than
+// the one the Raft configuration records. The configuration changes only
+// through a leader, so if every node came back at a new address (the
+// containers of a cluster recreated on a new network, each with a new
+// IP), a configuration holding only the old addresses would let no
+// candidate reach a voter, and no leader would ever be elected to record
+// the new ones: the cluster would wait for an operator forever. Asked
+// for votes at their gossiped addresses, the nodes elect a leader, which
+// then records every address (reconcile). A node gossip does not see
+// alive is reached at the configuration's address, which each node
+// copies every tick (noteConfiguration).
+type raftAddrs struct {
+	c    *Cluster
+	conf atomic.Pointer[map[string]string] // server ID -> address, from the configuration
+}
+
+var _ raft.ServerAddressProvider = (*raftAddrs)(nil)
+
+// ServerAddr returns the address to reach server id at.
+func (a *raftAddrs) ServerAddr(id raft.ServerID) (raft.ServerAddress, error) {
+	a.c.mu.Lock()
+	m := a.c.members[string(id)]
+	var gossiped string
+	if m != nil && m.state == "alive" {
+		gossiped = m.meta.Raft
+	}
+	a.c.mu.Unlock()
+	if gossiped != "" {
+		return raft.ServerAddress(gossiped), nil
+	}
+	if conf := a.conf.Load(); conf != nil {
+		if addr, ok := (*conf)[string(id)]; ok {
+			return raft.ServerAddress(addr), nil
+		}
+	}
+	// Raft then uses the address it holds.
+	return "", fmt.Errorf("server %s is neither alive in gossip nor in the configuration seen last", id)
+}
+
+// noteConfiguration copies the configuration's addresses.
+func (a *raftAddrs) noteConfiguration() {
+	conf, err := a.c.node.Configuration()
+	if err != nil {
+		return
+	}
+	m := make(map[string]string, len(conf))
+	for _, s := range conf {
+		m[s.ID] = s.Addr
+	}
+	a.conf.Store(&m)
+}
