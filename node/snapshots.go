@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +28,19 @@ const snapshotRetain = 2
 //     snapshot whose entries are gone that would panic ("log not found")
 //     at every start. Hidden, it is never tried: if nothing newer
 //     restores, the node stops with an error that says what to do.
+//   - A snapshot can be installed past the log's end: a backup restored
+//     (GOBLIN RESTORE, restore.go, restoreIndexRoom past the log), a
+//     follower's state sent by the leader. raft stores no entry at its
+//     index, and empties the wal (a monotonic store) first, but bolt
+//     keeps the entries before it: its log then lacks the indexes in
+//     between, and no state from before the snapshot can be rebuilt
+//     across that gap. So an older snapshot is listed only if the log
+//     holds the newest one's own entry, of its term, which an installed
+//     snapshot lacks (noFallback), and the log is replayed from its
+//     start (fromLogStart) only if it holds every entry from the first
+//     to the last and each snapshot's own (logReplays); otherwise the
+//     node refuses to start, moving nothing, rather than panic across
+//     the gap or start from the state before the restore.
 //   - The log keeps every entry after the older of the two retained
 //     snapshots (logGuard.DeleteRange asks keepAfter; with one snapshot,
 //     the whole log), so on a node that took its own snapshots a corrupt
@@ -61,6 +73,9 @@ type snapshotStore struct {
 	// setAsideAtOpen names the snapshots with an unreadable meta.json
 	// moved aside before raft started, and why.
 	setAsideAtOpen []string
+	// noReplay is why fromLogStart did not replay the log from its start
+	// (nil: it did, or was not asked to).
+	noReplay error
 	// written, when set, is told how long each snapshot written took to
 	// write and its size in bytes.
 	written func(d time.Duration, size int64)
@@ -96,20 +111,34 @@ func (s *snapshotStore) List() ([]*raft.SnapshotMeta, error) {
 	}
 	out := all[:1]
 	for _, m := range all[1:] {
-		if s.logFollows(m.Index, all[0].Index) {
+		if s.noFallback(m, all[0]) == "" {
 			out = append(out, m)
 		}
 	}
 	return out, nil
 }
 
-// logFollows reports whether the log holds the entries after index, up to
-// upto at least (the newest snapshot's index: a state short of it would
-// lose writes).
-func (s *snapshotStore) logFollows(index, upto uint64) bool {
+// noFallback returns why the older snapshot m cannot stand in for the
+// newest one, newest, "" if it can: the log must hold the entries after
+// m up to newest's index at least (a state short of it would lose
+// writes), newest's own entry among them, of its term. A newest snapshot
+// installed past the log has none there (raft stores no entry at its
+// index) or, on a follower that held other entries, one of another term:
+// the log does not lead from m to it. Reading that one entry is enough:
+// a gap in the log comes only from a snapshot installed past it, and one
+// installed after m is newest (two are kept). A newest snapshot this node
+// took has its entry, and the log keeps every entry after m.
+func (s *snapshotStore) noFallback(m, newest *raft.SnapshotMeta) string {
 	first, err1 := s.log.FirstIndex()
 	last, err2 := s.log.LastIndex()
-	return err1 == nil && err2 == nil && last >= upto && first <= index+1
+	if err1 != nil || err2 != nil || last < newest.Index || first > m.Index+1 {
+		return "the log after it is gone"
+	}
+	var e raft.Log
+	if err := s.log.GetLog(newest.Index, &e); err != nil || e.Term != newest.Term {
+		return "the log does not lead from it to " + newest.ID + ", which was installed past the log's end"
+	}
+	return ""
 }
 
 // keepAfter returns the index after which the log must keep every entry:
@@ -282,7 +311,51 @@ func (s *snapshotStore) checkLog() error {
 		return fmt.Errorf("node: the Raft log starts at index %d, but the newest snapshot (%s) ends at index %d: entries %d to %d are missing. %s",
 			first, snapshotLabel(all), after, after+1, first-1, s.startOver())
 	}
+	if len(all) == 0 {
+		// Without a snapshot raft reads the whole log at start (for its
+		// configuration) and panics at a missing entry: a log that lacks
+		// the entries a snapshot installed past it replaced (bolt's,
+		// after a restore), whose snapshot is gone (moved out of the
+		// store). The same read, done first, refuses instead.
+		last, err := s.log.LastIndex()
+		if err != nil {
+			return err
+		}
+		lo, hi, err := s.missing(first, last)
+		if err != nil {
+			return fmt.Errorf("node: %w", err)
+		}
+		if lo != 0 {
+			return fmt.Errorf("node: there is no snapshot, and the Raft log (indexes %d to %d) lacks entries %d to %d: the state they led to was in a snapshot installed past the log's end (a backup restored with GOBLIN RESTORE, or a state sent by the leader), which is gone. %s",
+				first, last, lo, hi, s.startOver())
+		}
+	}
 	return nil
+}
+
+// missing returns the first run of entries, lo to hi, that the log lacks
+// between the indexes from and to (lo 0: it holds them all). It reads
+// every entry: it runs only where raft itself would read them all.
+func (s *snapshotStore) missing(from, to uint64) (lo, hi uint64, err error) {
+	var e raft.Log
+	for i := from; i <= to; i++ {
+		switch err := s.log.GetLog(i, &e); {
+		case err == nil:
+			if lo != 0 {
+				return lo, i - 1, nil
+			}
+		case errors.Is(err, raft.ErrLogNotFound):
+			if lo == 0 {
+				lo = i
+			}
+		default:
+			return 0, 0, fmt.Errorf("reading the Raft log's entry %d: %w", i, err)
+		}
+	}
+	if lo != 0 {
+		return lo, to, nil
+	}
+	return 0, 0, nil
 }
 
 func snapshotLabel(all []*raft.SnapshotMeta) string {
@@ -336,6 +409,9 @@ func isRestoreFailure(err error) bool {
 // fromLogStart handles raft's failure to restore any snapshot when the
 // log still holds every entry from the first: the snapshots are moved
 // aside, and it reports true, so raft starts again and replays the log.
+// A log that starts at its first entry may still not rebuild the
+// snapshots' state (logReplays): then nothing is moved, the reason is
+// kept for restoreFailed, and it reports false.
 func (s *snapshotStore) fromLogStart(err error) bool {
 	first, ferr := s.log.FirstIndex()
 	if !isRestoreFailure(err) || ferr != nil || first != 1 {
@@ -343,6 +419,12 @@ func (s *snapshotStore) fromLogStart(err error) bool {
 	}
 	all, lerr := s.FileSnapshotStore.List()
 	if lerr != nil {
+		return false
+	}
+	if why := s.logReplays(all); why != nil {
+		s.mu.Lock()
+		s.noReplay = why
+		s.mu.Unlock()
 		return false
 	}
 	for _, m := range all {
@@ -354,6 +436,54 @@ func (s *snapshotStore) fromLogStart(err error) bool {
 	s.logger.Error("no snapshot could be restored: starting from the log, which holds every entry; the snapshots were moved aside",
 		"snapshots", len(all), "moved-to", s.corrupt)
 	return true
+}
+
+// logReplays returns why replaying the log from its first entry would
+// not rebuild the state of the snapshots all, nil if it would: the log
+// must hold every entry from the first to the last, so that raft reads
+// them all (it panics at a missing one), and each snapshot's own entry,
+// of its term, so that it holds the history the snapshots were taken
+// from. A snapshot installed past the log breaks one or the other: bolt
+// keeps the entries before it and lacks those it replaced; a follower's
+// log may hold entries of another history at its index. Reading every
+// entry costs what raft's own reading of them at start does, and runs
+// only when no snapshot restored.
+func (s *snapshotStore) logReplays(all []*raft.SnapshotMeta) error {
+	first, err := s.log.FirstIndex()
+	if err != nil {
+		return err
+	}
+	last, err := s.log.LastIndex()
+	if err != nil {
+		return err
+	}
+	const installed = "(a backup restored with GOBLIN RESTORE, or a state sent by the leader)"
+	lo, hi, err := s.missing(first, last)
+	if err != nil {
+		return err
+	}
+	if lo != 0 {
+		in := "a snapshot installed past the log's end " + installed + " replaced them, and is no longer kept"
+		for _, m := range all {
+			if m.Index >= lo && m.Index <= hi {
+				in = "snapshot " + m.ID + " was installed in their place, past the log's end " + installed
+			}
+		}
+		return fmt.Errorf("entries %d to %d are missing: %s", lo, hi, in)
+	}
+	for _, m := range all {
+		if m.Index > last {
+			return fmt.Errorf("it ends at index %d, before snapshot %s (index %d), which was installed past its end %s", last, m.ID, m.Index, installed)
+		}
+		var e raft.Log
+		if err := s.log.GetLog(m.Index, &e); err != nil {
+			return fmt.Errorf("reading the Raft log's entry %d: %w", m.Index, err)
+		}
+		if e.Term != m.Term {
+			return fmt.Errorf("its entry %d is of term %d, snapshot %s's of term %d: it does not hold the history the snapshot was taken from", m.Index, e.Term, m.ID, m.Term)
+		}
+	}
+	return nil
 }
 
 func (s *snapshotStore) moveAside(id string) error {
@@ -369,21 +499,31 @@ func (s *snapshotStore) restoreFailed(err error) error {
 		return err
 	}
 	all, _ := s.FileSnapshotStore.List()
-	tried, _ := s.List()
+	hidden := map[string]string{} // why List hid a snapshot
+	for _, m := range all[min(1, len(all)):] {
+		if why := s.noFallback(m, all[0]); why != "" {
+			hidden[m.ID] = why
+		}
+	}
 	var ids []string
 	s.mu.Lock()
 	for _, m := range all {
 		why := "did not decode (see the log above)"
 		if e := s.openErrs[m.ID]; e != nil {
 			why = e.Error()
-		} else if !slices.ContainsFunc(tried, func(x *raft.SnapshotMeta) bool { return x.ID == m.ID }) {
-			why = "the log after it is gone"
+		} else if h, ok := hidden[m.ID]; ok {
+			why = h
 		}
 		ids = append(ids, fmt.Sprintf("%s: %s", m.ID, why))
 	}
 	ids = append(ids, s.setAsideAtOpen...)
+	noReplay := s.noReplay
 	s.mu.Unlock()
-	return errors.New("node: no snapshot could be restored (" + strings.Join(ids, "; ") + "), and the log no longer holds the entries an older state would need. " +
+	log := "the log no longer holds the entries an older state would need"
+	if noReplay != nil {
+		log = "the log cannot rebuild the state from its first entry: " + noReplay.Error()
+	}
+	return errors.New("node: no snapshot could be restored (" + strings.Join(ids, "; ") + "), and " + log + ". " +
 		s.startOver())
 }
 
