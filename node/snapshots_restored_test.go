@@ -234,8 +234,7 @@ func TestSnapshotsAfterRestoreReaped(t *testing.T) {
 }
 
 // TestRestoredSnapshotGone: the restore's snapshot, the node's only one,
-// moved out of the store (by hand, or by an earlier build, which then
-// panicked): with bolt the log from its first entry lacks the entries
+// moved out of the store: with bolt the log from its first entry lacks the entries
 // the restore replaced; with the wal it starts after them. The node
 // refuses to start rather than panic or start from the state before the
 // restore.
