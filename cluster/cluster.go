@@ -248,6 +248,7 @@ func (c *Cluster) RaftAddr() string { return c.cfg.RaftAddr }
 // Start joins the gossip and starts the cluster's loops for n.
 func (c *Cluster) Start(n Node) error {
 	c.node = n
+	c.addrs.noteConfiguration()
 	c.meta.State = n.HasState()
 	c.meta.Role = n.RaftState()
 

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -58,7 +59,18 @@ type plane struct {
 	// pending bounds the connections that have not yet completed their
 	// handshake and preamble.
 	pending *connBound
+	// dials is cancelled when the plane closes: dials under way end.
+	dials       context.Context
+	cancelDials context.CancelFunc
 }
+
+// maxDialTime bounds the TCP connect of a dial, whatever the caller
+// allows (Raft allows its whole RPC timeout, 10 s): a peer that answers
+// connects in milliseconds, or after a lost SYN is sent again, 1 s later.
+// A node whose address no longer exists (a stopped container's IP) never
+// answers, and Raft waits for its dials when it shuts down: nodes stopped
+// together would each wait out the whole timeout.
+const maxDialTime = 3 * time.Second
 
 // Connections not yet admitted are bounded (connBound), in all and from
 // one host: anyone who reaches the port can open them, and each holds a
@@ -95,6 +107,7 @@ func listenPlane(bind, advertise string, creds Credentials, log hclog.Logger) (*
 	}
 	p := &plane{ln: ln, adv: adv, creds: creds, log: log, raftConns: make(chan net.Conn), conns: map[*planeConn]struct{}{}, done: make(chan struct{}),
 		pending: newConnBound(maxPending, maxPendingPerHost)}
+	p.dials, p.cancelDials = context.WithCancel(context.Background())
 	p.wg.Add(1)
 	go p.acceptLoop()
 	return p, nil
@@ -199,7 +212,10 @@ func readPreamble(r io.Reader) (byte, error) {
 // dial connects to a peer's plane for kind.
 func (p *plane) dial(addr string, kind byte, timeout time.Duration) (net.Conn, error) {
 	deadline := time.Now().Add(timeout)
-	c, err := net.DialTimeout("tcp", addr, timeout)
+	ctx, cancel := context.WithTimeout(p.dials, min(timeout, maxDialTime))
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
@@ -251,6 +267,7 @@ func (p *plane) close() error {
 	}
 	p.closed = true
 	close(p.done)
+	p.cancelDials()
 	conns := p.conns
 	p.conns = nil
 	p.mu.Unlock()

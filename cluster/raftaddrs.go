@@ -18,7 +18,7 @@ import (
 // for votes at their gossiped addresses, the nodes elect a leader, which
 // then records every address (reconcile). A node gossip does not see
 // alive is reached at the configuration's address, which each node
-// copies every tick (noteConfiguration).
+// copies when the cluster starts and every tick (noteConfiguration).
 type raftAddrs struct {
 	c    *Cluster
 	conf atomic.Pointer[map[string]string] // server ID -> address, from the configuration
@@ -26,8 +26,12 @@ type raftAddrs struct {
 
 var _ raft.ServerAddressProvider = (*raftAddrs)(nil)
 
-// ServerAddr returns the address to reach server id at.
+// ServerAddr returns the address to reach server id at. Raft also asks
+// it for this node's own address, which it sends in every request.
 func (a *raftAddrs) ServerAddr(id raft.ServerID) (raft.ServerAddress, error) {
+	if string(id) == a.c.cfg.ID {
+		return raft.ServerAddress(a.c.cfg.RaftAddr), nil
+	}
 	a.c.mu.Lock()
 	m := a.c.members[string(id)]
 	var gossiped string

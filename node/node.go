@@ -347,8 +347,8 @@ func (n *Node) closeTransport() {
 	}
 }
 
-// Close shuts the node down: Raft first (no more applies), then the
-// stores, synced. It is safe to call more than once.
+// Close shuts the node down: its transport and Raft first (no more
+// applies), then the stores, synced. It is safe to call more than once.
 func (n *Node) Close() error {
 	n.closeMu.Lock()
 	defer n.closeMu.Unlock()
@@ -360,8 +360,12 @@ func (n *Node) Close() error {
 	// (a new leader's barrier) and raft's shutdown can finish.
 	n.stores.guard.close()
 	n.wg.Wait()
-	err := n.raft.Shutdown().Error()
+	// The transport goes first: Raft's shutdown waits for its requests
+	// under way, and one to a peer that vanished (its container stopped
+	// with it, as nodes stopped together do) would wait out the whole
+	// request timeout; closed, their connections fail at once.
 	n.closeTransport()
+	err := n.raft.Shutdown().Error()
 	if e := n.stores.close(); err == nil {
 		err = e
 	}
