@@ -27,6 +27,9 @@ type fakeBackend struct {
 	entries []*raftfsm.Entry
 	// clustered: Status reports cluster mode.
 	clustered bool
+	// hold, when set, holds the answers of the writes proposed until it
+	// is closed.
+	hold chan struct{}
 }
 
 func newFakeBackend() *fakeBackend {
@@ -51,7 +54,13 @@ func (f *fakeBackend) Propose(e *raftfsm.Entry) func() (raftfsm.Result, error) {
 	reply := f.a.Apply(f.index, d)
 	f.a.KS.Unlock()
 	res := raftfsm.Result{Index: f.index, Reply: reply}
-	return func() (raftfsm.Result, error) { return res, nil }
+	hold := f.hold
+	return func() (raftfsm.Result, error) {
+		if hold != nil {
+			<-hold
+		}
+		return res, nil
+	}
 }
 
 func (f *fakeBackend) ReadBarrier(ctx context.Context, local bool) error {

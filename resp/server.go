@@ -281,8 +281,9 @@ func (s *Server) acceptError(srv *redcon.Server) func(error) {
 const drainTimeout = 5 * time.Second
 
 // Close shuts down gracefully: connections accepted from then on are
-// closed at once, the commands in flight finish and answer, then the
-// listeners and every connection close. It returns whether or not Serve
+// closed at once, the commands in flight finish and answer, a connection
+// closes instead of running its next commands, then the listeners and
+// every connection close. It returns whether or not Serve
 // ran, or its listeners failed.
 func (s *Server) Close() error {
 	s.mu.Lock()
@@ -398,6 +399,14 @@ func (s *Server) handle(conn redcon.Conn, _ redcon.Command) {
 	cmds := [][][]byte{fc.first}
 	fc.first = nil
 	for {
+		select {
+		case <-s.closing:
+			// A closing server runs nothing new: the connection closes
+			// and the client goes to another node, instead of waiting on
+			// one that is leaving.
+			return
+		default:
+		}
 		if !inFlight {
 			inFlight = true
 			s.active.Add(1)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -173,5 +174,44 @@ func TestCloseDrains(t *testing.T) {
 	idle.c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if _, err := io.ReadAll(idle.rd); err != nil {
 		t.Errorf("an idle connection outlived Close: %v", err)
+	}
+}
+
+// A closing server answers the commands in flight but runs nothing new:
+// a connection that sends a command once Close has begun is closed
+// without running it, so its client goes on at another node instead of
+// waiting on one that is leaving.
+func TestCloseRunsNothingNew(t *testing.T) {
+	s, f := startServer(t, Config{})
+	a, b := dial(t, s), dial(t, s)
+	if got := b.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING = %q", got)
+	}
+	hold := make(chan struct{})
+	f.mu.Lock()
+	f.hold = hold
+	f.mu.Unlock()
+	a.send(encode("ZADD", "k", "1", "x"))
+	testutil.Poll(t, 5*time.Second, "the write to be in flight", func() bool { return s.active.Load() == 1 })
+	closed := make(chan struct{})
+	go func() {
+		s.Close()
+		close(closed)
+	}()
+	<-s.closing
+	b.send(encode("ZADD", "k", "2", "y"))
+	b.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, err := b.rd.Read(make([]byte, 64)); err != io.EOF {
+		t.Fatalf("a command sent once Close began: read %d bytes, %v; want the connection closed", n, err)
+	}
+	close(hold)
+	if got := a.read(); got != ":1\r\n" {
+		t.Fatalf("the write in flight = %q", got)
+	}
+	<-closed
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.entries) != 1 {
+		t.Fatalf("%d entries proposed, want only the one in flight", len(f.entries))
 	}
 }
