@@ -71,7 +71,7 @@ func (nf *nodeFlags) dial(fs *flag.FlagSet) (*respClient, error) {
 func parseWithArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseArgs(fs, args, os.Stdout); err != nil {
 			return nil, err
 		}
 		if fs.NArg() == 0 {
@@ -95,7 +95,7 @@ func backupCmd(args []string) int {
 	}
 	pos, err := parseWithArgs(fs, args)
 	if err != nil {
-		return 2
+		return exitParse(err)
 	}
 	if len(pos) > 0 {
 		fmt.Fprintf(os.Stderr, "goblind backup: unexpected argument %q\n", pos[0])

@@ -40,12 +40,49 @@ func (c *clusterOptions) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.bootstrapExpect, "bootstrap-expect", 0, "form a new cluster once this many nodes see each other (none with state); enables cluster mode")
 	fs.IntVar(&c.maxVoters, "max-voters", 5, "voters the leader keeps; later nodes join as non-voters")
 	fs.DurationVar(&c.reapDeadAfter, "reap-dead-after", 0, "remove a node dead this long from the configuration (0: only GOBLIN REMOVE does)")
-	fs.DurationVar(&c.maxStaleness, "max-staleness", 5*time.Second, "READONLY reads on a follower are refused when the leader was last heard from longer ago")
+	fs.DurationVar(&c.maxStaleness, "max-staleness", 5*time.Second, "how far behind the leader's commit a READONLY read on a follower may be: it reflects every write acknowledged longer ago, the follower catching up first when it must; refused when it cannot catch up within this time")
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 5*time.Millisecond, "longest a follower waits to learn that an entry is committed when no other entry follows it (Raft's CommitTimeout): bounds the latency of follower reads and writes, at an idle cost of a few hundred empty appends a second per follower")
 	fs.DurationVar(&c.heartbeatTimeout, "heartbeat-timeout", 0, "a follower that has not heard from the leader for this long (up to three times it, drawn at random) starts an election, and a leader without a majority for this long steps down (Raft's HeartbeatTimeout and LeaderLeaseTimeout; 0: 300ms)")
 	fs.DurationVar(&c.electionTimeout, "election-timeout", 0, "a candidate without a majority for this long (up to twice it) tries again (Raft's ElectionTimeout; 0: 300ms, or --heartbeat-timeout if longer)")
 	fs.BoolVar(&c.leaseReads, "lease-reads", true, "the leader serves linearizable reads under a lease from its heartbeat rounds (90% of --heartbeat-timeout) instead of a round per read; needs the same --heartbeat-timeout on every node and clocks whose rates differ by less than 10%")
 	fs.BoolVar(&c.leaveOnShutdown, "leave-on-shutdown", true, "on SIGTERM/SIGINT, leave the cluster (removed from the configuration) before stopping")
+}
+
+// minRaftTimeout is the shortest heartbeat, election and leader lease
+// timeout and snapshot interval Raft takes (raft.ValidateConfig), and
+// minCommitTimeout the shortest commit timeout.
+const (
+	minRaftTimeout   = 5 * time.Millisecond
+	minCommitTimeout = time.Millisecond
+)
+
+// check validates the Raft timings, before anything starts: Raft refuses
+// a configuration that breaks its rules only once the data directory is
+// created, and in its own words. A zero value takes node's default.
+func (c *clusterOptions) check() error {
+	if c.heartbeatTimeout != 0 && c.heartbeatTimeout < minRaftTimeout {
+		return fmt.Errorf("--heartbeat-timeout must be at least %s, not %s (0: 300ms)", minRaftTimeout, c.heartbeatTimeout)
+	}
+	if c.electionTimeout != 0 && c.electionTimeout < minRaftTimeout {
+		return fmt.Errorf("--election-timeout must be at least %s, not %s (0: 300ms, or --heartbeat-timeout if longer)", minRaftTimeout, c.electionTimeout)
+	}
+	// node's defaults (node.New): a heartbeat timeout of 300ms, and an
+	// election timeout of 300ms or the heartbeat timeout if longer.
+	heartbeat, given := c.heartbeatTimeout, ""
+	if heartbeat == 0 {
+		heartbeat, given = 300*time.Millisecond, " (its default)"
+	}
+	if c.electionTimeout != 0 && c.electionTimeout < heartbeat {
+		return fmt.Errorf("--election-timeout %s is shorter than --heartbeat-timeout %s%s: Raft needs it at least as long; "+
+			"raise --election-timeout, or leave it unset (300ms, or --heartbeat-timeout if longer)", c.electionTimeout, heartbeat, given)
+	}
+	if c.commitTimeout != 0 && c.commitTimeout < minCommitTimeout {
+		return fmt.Errorf("--commit-timeout must be at least %s, not %s", minCommitTimeout, c.commitTimeout)
+	}
+	if c.maxStaleness <= 0 { // node would take 0 as 5s
+		return fmt.Errorf("--max-staleness must be positive, not %s", c.maxStaleness)
+	}
+	return nil
 }
 
 // resolve derives the cluster addresses from the flags.

@@ -41,11 +41,11 @@ func gencertTo(args []string, stdout, stderr io.Writer) int {
 	caDays := fset.Int("ca-days", 3650, "days a new CA is valid")
 	force := fset.Bool("force", false, "replace existing NAME.crt and NAME.key")
 	fset.Usage = func() {
-		fmt.Fprint(stderr, gencertUsage)
+		fmt.Fprint(fset.Output(), gencertUsage)
 		fset.PrintDefaults()
 	}
-	if err := fset.Parse(args); err != nil {
-		return 2
+	if err := parseArgs(fset, args, stdout); err != nil {
+		return exitParse(err)
 	}
 	fail := func(err error) int {
 		fmt.Fprintln(stderr, "goblind gencert:", err)

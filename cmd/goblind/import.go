@@ -62,8 +62,8 @@ func importCmd(args []string) int {
 	fs.IntVar(&o.window, "window", 64, "commands in flight to the node")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress line on stderr")
 	pt := registerPingTLS(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if err := parseArgs(fs, args, os.Stdout); err != nil {
+		return exitParse(err)
 	}
 	if (o.from == "") == (o.rdbFile == "") {
 		fmt.Fprintln(os.Stderr, "goblind import: give one of --from or --rdb")

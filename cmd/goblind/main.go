@@ -14,8 +14,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -50,6 +52,9 @@ func main() {
 		os.Exit(importCmd(os.Args[2:]))
 	}
 	if err := run(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0) // the usage is written: asked for, not a failure
+		}
 		fmt.Fprintln(os.Stderr, "goblind:", err)
 		os.Exit(1)
 	}
@@ -117,14 +122,18 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.pprofAddr, "pprof", "", "serve net/http/pprof on this address (off by default; never expose it)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.IntVar(&o.procs, "procs", 0, "threads running Go code at once (GOMAXPROCS); 0: every CPU")
-	fs.IntVar(&o.gcPercent, "gogc", 0, "heap growth between garbage collections, in percent (GOGC); 0: the default")
+	fs.IntVar(&o.gcPercent, "gogc", 0, fmt.Sprintf("heap growth between garbage collections, in percent (GOGC); 0: %d, or the GOGC environment variable when it is set", defaultGCPercent))
 	o.cluster.register(fs)
 	o.tls.register(fs)
 	o.plane.register(fs)
 	o.acl.register(fs)
 	o.limits.register(fs)
 	o.obs.register(fs)
-	if err := fs.Parse(args); err != nil {
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), goblindUsage)
+		fs.PrintDefaults()
+	}
+	if err := parseArgs(fs, args, os.Stdout); err != nil {
 		return nil, err
 	}
 	o.plane.readEnv()
@@ -155,16 +164,40 @@ func parseFlags(args []string) (*options, error) {
 			return nil, fmt.Errorf("the default --raft-addr: %w; set --raft-addr", err)
 		}
 	}
-	if err := o.cluster.resolve(o); err != nil {
-		return nil, err
-	}
-	if err := o.limits.check(); err != nil {
-		return nil, err
-	}
-	if err := o.obs.check(); err != nil {
+	if err := o.check(); err != nil {
 		return nil, err
 	}
 	return o, nil
+}
+
+// check validates what depends on the flags alone, so that a command line
+// goblind refuses is refused before anything is created: the data
+// directory, Raft's state, a port.
+func (o *options) check() error {
+	if o.addr != "" {
+		if _, _, err := net.SplitHostPort(o.addr); err != nil {
+			return fmt.Errorf("--addr: %w", err)
+		}
+	}
+	if o.procs < 0 {
+		return fmt.Errorf("--procs must be ≥ 0")
+	}
+	if o.snapshotInterval != 0 && o.snapshotInterval < minRaftTimeout {
+		return fmt.Errorf("--snapshot-interval must be at least %s, not %s", minRaftTimeout, o.snapshotInterval)
+	}
+	if err := o.cluster.resolve(o); err != nil {
+		return err
+	}
+	if err := o.cluster.check(); err != nil {
+		return err
+	}
+	if err := o.tls.check(); err != nil {
+		return err
+	}
+	if err := o.limits.check(); err != nil {
+		return err
+	}
+	return o.obs.check(o.tls.port != 0)
 }
 
 // envValue returns the value of the environment variable env or, when it
@@ -227,6 +260,19 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
+	// The files the flags name are read before the data directory is
+	// created or locked: a refused start leaves nothing behind.
+	ctls, err := loadClientTLS(o, logger)
+	if err != nil {
+		return err
+	}
+	defer ctls.Close()
+	creds, err := o.plane.load(o.id, o.cluster.planeAddrs(o))
+	if err != nil {
+		return err
+	}
+	defer creds.watch(o.tls.watchInterval, logger)()
+
 	unlock, err := lockDataDir(o.data)
 	if err != nil {
 		return err
@@ -241,17 +287,6 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctls, err := loadClientTLS(o, logger)
-	if err != nil {
-		return err
-	}
-	defer ctls.Close()
-
-	creds, err := o.plane.load(o.id, o.cluster.planeAddrs(o))
-	if err != nil {
-		return err
-	}
-	defer creds.watch(o.tls.watchInterval, logger)()
 	cl, err := newCluster(o, creds, logger)
 	if err != nil {
 		return err
@@ -341,13 +376,16 @@ func run(args []string) error {
 		}
 	}
 	logger.Info("shutting down", "signal", s.String())
+	// Clients first: the commands in flight are answered while this node
+	// is still a full member (a leader still leads), and their
+	// connections close, so clients go on at another node. Then the
+	// node leaves: a leader hands over leadership first. A client that
+	// stayed would wait on a node that is no longer in the configuration.
+	srv.Close()
 	if cl != nil {
-		// Leave while still serving: a leader hands over leadership first,
-		// and clients keep being answered (forwarded) meanwhile.
 		stopCluster(cl, o, logger)
 	}
 	stopMetrics() // stop taking scrapes before the node closes
-	srv.Close()
 	if err := n.Close(); err != nil {
 		return fmt.Errorf("closing node: %w", err)
 	}
@@ -367,8 +405,8 @@ func ping(args []string) int {
 	pass := fs.String("requirepass", defPass, "password (default: GOBLIN_REQUIREPASS, or the file GOBLIN_REQUIREPASS_FILE names)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after")
 	pt := registerPingTLS(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if err := parseArgs(fs, args, os.Stdout); err != nil {
+		return exitParse(err)
 	}
 	tlsConfig, err := pt.config(fs, addr)
 	if err != nil {
@@ -390,4 +428,13 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// exitParse is a subcommand's exit status when parsing its flags stopped:
+// 0 when help was asked for, 2 for a bad command line.
+func exitParse(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 2
 }

@@ -22,16 +22,30 @@ type observabilityOptions struct {
 }
 
 func (o *observabilityOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: "+logLevels)
 	fs.StringVar(&o.logFormat, "log-format", "text", "log format: text, or json (one JSON object a line, with the same fields)")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics on http://HOST:PORT/metrics (off by default; loopback only, or HTTPS with the client TLS certificates when --tls-port is set, unless --metrics-allow-remote)")
 	fs.BoolVar(&o.metricsAllowRemote, "metrics-allow-remote", false, "allow --metrics-addr off loopback in plain HTTP, without authentication")
 }
 
-// check refuses a log format it does not know.
-func (o *observabilityOptions) check() error {
+// logLevels are the levels --log-level takes: hclog's
+// (hclog.LevelFromString, which also takes them in capitals).
+const logLevels = "trace, debug, info, warn, error or off"
+
+// check refuses a log level or format it does not know, and a metrics
+// endpoint that would serve plain HTTP off loopback without
+// --metrics-allow-remote; clientTLS says whether client TLS is
+// configured (--tls-port), which serves the endpoint over HTTPS.
+func (o *observabilityOptions) check(clientTLS bool) error {
+	if hclog.LevelFromString(o.logLevel) == hclog.NoLevel {
+		return fmt.Errorf("--log-level must be %s, not %q", logLevels, o.logLevel)
+	}
 	if o.logFormat != "text" && o.logFormat != "json" {
 		return fmt.Errorf("--log-format must be text or json, not %q", o.logFormat)
+	}
+	if o.metricsAddr != "" && !clientTLS && !o.metricsAllowRemote && !isLoopback(o.metricsAddr) {
+		return fmt.Errorf("--metrics-addr %s is not a loopback address and the endpoint has no authentication: "+
+			"bind it to 127.0.0.1, set --tls-port (it is then served over TLS with the client certificates), or pass --metrics-allow-remote", o.metricsAddr)
 	}
 	return nil
 }
@@ -52,10 +66,10 @@ func (o *observabilityOptions) logger(w io.Writer) hclog.Logger {
 }
 
 // serveMetrics starts the metrics endpoint if --metrics-addr is set; the
-// returned function stops it. Without an explicit --metrics-allow-remote,
-// plain HTTP is served on loopback only: with client TLS configured the
-// endpoint uses the client port's certificates and client-certificate
-// checks, on any address.
+// returned function stops it. With client TLS configured the endpoint
+// uses the client port's certificates and client-certificate checks, on
+// any address; without, plain HTTP, which check allows off loopback only
+// with --metrics-allow-remote.
 func (o *observabilityOptions) serveMetrics(srv *resp.Server, n *node.Node, ctls *clientTLS, logger hclog.Logger) (func(), error) {
 	if o.metricsAddr == "" {
 		return func() {}, nil
@@ -64,9 +78,8 @@ func (o *observabilityOptions) serveMetrics(srv *resp.Server, n *node.Node, ctls
 	if ctls != nil {
 		cfg.TLS = ctls.rl.ServerConfig(ctls.auth)
 	}
-	if cfg.TLS == nil && !o.metricsAllowRemote && !isLoopback(o.metricsAddr) {
-		return nil, fmt.Errorf("--metrics-addr %s is not a loopback address and the endpoint has no authentication: "+
-			"bind it to 127.0.0.1, set --tls-port (it is then served over TLS with the client certificates), or pass --metrics-allow-remote", o.metricsAddr)
+	if err := o.check(cfg.TLS != nil); err != nil {
+		return nil, err // parseFlags refused it already
 	}
 	ms, err := metrics.Listen(cfg, metrics.NewCollector(srv, n, version))
 	if err != nil {

@@ -43,7 +43,7 @@ func restoreCmd(args []string) int {
 	}
 	pos, err := parseWithArgs(fs, args)
 	if err != nil {
-		return 2
+		return exitParse(err)
 	}
 	addrSet := false
 	fs.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })

@@ -66,34 +66,46 @@ type clientTLS struct {
 	stop context.CancelFunc
 }
 
-// loadClientTLS checks the TLS flags and reads the certificate files
-// (nil when no TLS port is asked for). Then, until Close, SIGHUP and a
-// change to any of the files (--tls-watch-interval) reload them; each
-// reload is logged.
-func loadClientTLS(o *options, logger hclog.Logger) (*clientTLS, error) {
-	t := &o.tls
+// check validates the TLS flags (parseFlags: before anything starts).
+func (t *tlsOptions) check() error {
 	auth, err := t.clientAuth()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if t.port == 0 {
 		if t.only {
-			return nil, errors.New("--tls-only needs --tls-port")
+			return errors.New("--tls-only needs --tls-port")
 		}
 		if t.certFile != "" || t.keyFile != "" || t.caFile != "" {
-			return nil, errors.New("--tls-cert-file, --tls-key-file and --tls-ca-cert-file need --tls-port")
+			return errors.New("--tls-cert-file, --tls-key-file and --tls-ca-cert-file need --tls-port")
 		}
-		return nil, nil
+		return nil
 	}
 	switch {
 	case t.port < 0 || t.port > 65535:
-		return nil, fmt.Errorf("--tls-port %d is not a port", t.port)
+		return fmt.Errorf("--tls-port %d is not a port", t.port)
 	case t.handshakeTimeout <= 0:
-		return nil, errors.New("--tls-handshake-timeout must be positive")
+		return errors.New("--tls-handshake-timeout must be positive")
 	case t.certFile == "" || t.keyFile == "":
-		return nil, errors.New("--tls-port needs --tls-cert-file and --tls-key-file")
+		return errors.New("--tls-port needs --tls-cert-file and --tls-key-file")
 	case t.caFile == "" && auth != tls.NoClientCert:
-		return nil, errors.New("--tls-ca-cert-file is needed to verify client certificates (or set --tls-auth-clients no)")
+		return errors.New("--tls-ca-cert-file is needed to verify client certificates (or set --tls-auth-clients no)")
+	}
+	return nil
+}
+
+// loadClientTLS reads the certificate files of the TLS flags, which
+// parseFlags checked (nil when no TLS port is asked for). Then, until
+// Close, SIGHUP and a change to any of the files (--tls-watch-interval)
+// reload them; each reload is logged.
+func loadClientTLS(o *options, logger hclog.Logger) (*clientTLS, error) {
+	t := &o.tls
+	if err := t.check(); err != nil || t.port == 0 {
+		return nil, err
+	}
+	auth, err := t.clientAuth()
+	if err != nil {
+		return nil, err
 	}
 	host, _, err := net.SplitHostPort(o.addr)
 	if err != nil {
