@@ -190,4 +190,48 @@ func TestDockerCompose(t *testing.T) {
 			t.Fatalf("ZSCORE through %s after the failover: %v %v", svc, s, err)
 		}
 	}
+
+	// down keeps the volumes; up recreates the network. A network made
+	// in between takes the subnet just freed, so the containers come back
+	// at new IPs, which the Raft configuration does not hold.
+	ipOf := func(svc string) string {
+		id, _ := compose(time.Minute, "ps", "-q", svc)
+		out, _ := dockerRun(t, time.Minute, nil, "docker", "inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}", strings.TrimSpace(id))
+		return strings.TrimSpace(out)
+	}
+	before := ipOf(writer)
+	downAt := time.Now()
+	if out, err := compose(3*time.Minute, "down", "--timeout", "30"); err != nil {
+		t.Fatalf("docker-compose down: %v\n%s", err, out)
+	}
+	shift := project + "-shift"
+	if out, err := dockerRun(t, time.Minute, nil, "docker", "network", "create", shift); err != nil {
+		t.Fatalf("docker network create: %v\n%s", err, out)
+	}
+	t.Cleanup(func() { dockerRun(t, time.Minute, nil, "docker", "network", "rm", shift) })
+	if out, err := compose(3*time.Minute, "up", "-d"); err != nil {
+		t.Fatalf("docker-compose up after down: %v\n%s", err, out)
+	}
+	for svc := range ports {
+		if _, ok := clients[svc]; !ok {
+			c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + ports[svc], Password: strings.TrimSpace(string(pass)), MaxRetries: -1, ReadTimeout: 15 * time.Second})
+			t.Cleanup(func() { c.Close() })
+			clients[svc] = c
+		}
+	}
+	t.Logf("down and up took %v", time.Since(downAt).Round(time.Millisecond))
+	leader = waitLeaderOf(t, 60*time.Second, alive)
+	t.Logf("after down and up, led by %s; %s was at %s, now at %s", leader, writer, before, ipOf(writer))
+	for svc, c := range clients {
+		testutil.Eventually(t, 30*time.Second, func() error {
+			got, err := c.ZRangeWithScores(ctx, "lb", 0, -1).Result()
+			if err != nil {
+				return err
+			}
+			if len(got) != 2 || got[0].Member != "a" || got[1].Member != "b" {
+				return fmt.Errorf("lb through %s = %v", svc, got)
+			}
+			return nil
+		})
+	}
 }
