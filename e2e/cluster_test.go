@@ -267,8 +267,8 @@ func TestClusterGracefulLeave(t *testing.T) {
 			return err
 		}
 		for _, m := range members {
-			if m["id"] == leaver.ID && m["suffrage"] != "none" {
-				return fmt.Errorf("%s still in the configuration: %v", leaver.ID, m)
+			if m["id"] == leaver.ID && (m["suffrage"] != "none" || m["role"] != "left") {
+				return fmt.Errorf("%s still in the configuration, or not shown as left: %v", leaver.ID, m)
 			}
 		}
 		return nil

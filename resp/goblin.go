@@ -94,8 +94,10 @@ func goblinNodes(c *client) {
 			switch {
 			case ns.Leader:
 				role = "leader"
+			case ns.Suffrage == "none" && ns.Gossip == "alive":
+				role = "joining" // gossip sees it; the leader adds it
 			case ns.Suffrage == "none":
-				role = "joining"
+				role = ns.Gossip // left, dead: not in the configuration
 			}
 			lag := int64(-1)
 			if st.Role == "master" && ns.Since >= 0 && st.CommitIndex >= ns.Applied {
