@@ -55,7 +55,9 @@ func main() {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0) // the usage is written: asked for, not a failure
 		}
-		fmt.Fprintln(os.Stderr, "goblind:", err)
+		if !errors.As(err, new(reported)) {
+			fmt.Fprintln(os.Stderr, "goblind:", err)
+		}
 		os.Exit(1)
 	}
 }

@@ -10,8 +10,8 @@ import (
 // parseArgs parses args with fs. Asked for help (-h, --help), it writes
 // the usage to stdout, where a pager or grep reads it, and returns
 // flag.ErrHelp, which the callers treat as success (exit 0). A bad flag
-// writes the error and the usage to fs's output (standard error), as the
-// flag package does.
+// writes the usage and then the error, last where it is seen, to fs's
+// output (standard error), and returns it as reported: written once.
 func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	out, usage := fs.Output(), fs.Usage
 	if usage == nil {
@@ -33,8 +33,9 @@ func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 		fs.SetOutput(out)
 	case err != nil:
 		fs.SetOutput(out)
-		fmt.Fprintln(out, err)
 		usage()
+		fmt.Fprintf(out, "%s: %v\n", fs.Name(), err)
+		return reported{err}
 	default:
 		fs.SetOutput(out)
 	}
@@ -56,3 +57,8 @@ With _FILE appended the variable names a file holding the value (GOBLIN_REQUIREP
 
 flags:
 `
+
+// reported is an error already written where the user sees it.
+type reported struct{ error }
+
+func (r reported) Unwrap() error { return r.error }
