@@ -464,12 +464,25 @@ func (c *Cluster) sleep(d time.Duration) {
 // no leader (an election) and time is left. The leader may also remove it
 // on its own once gossip reports it left: either way it is done.
 func (c *Cluster) removeSelf(conf []node.Server, deadline time.Time) error {
+	// The leader usually removes a leaving node by itself, as soon as
+	// gossip tells it the node is leaving (reconcile); the node may then
+	// hear from no leader again, and a request of its own would wait for
+	// one in vain. So the configuration it holds is watched meanwhile.
+	removed := func() bool {
+		conf, err := c.node.Configuration()
+		return err == nil && !hasID(conf, c.cfg.ID)
+	}
 	for {
-		err := c.node.RemoveServer(c.cfg.ID)
-		if err == nil || errors.Is(err, node.ErrNoSuchNode) {
+		if removed() {
 			return nil
 		}
-		if conf, cerr := c.node.Configuration(); cerr == nil && !hasID(conf, c.cfg.ID) {
+		done := make(chan error, 1)
+		go func() { done <- c.node.RemoveServer(c.cfg.ID) }()
+		var err error
+		if c.awaitRemoval(done, &err, removed) {
+			return nil
+		}
+		if err == nil || errors.Is(err, node.ErrNoSuchNode) || removed() {
 			return nil
 		}
 		if time.Now().Add(200 * time.Millisecond).After(deadline) {
@@ -481,6 +494,23 @@ func (c *Cluster) removeSelf(conf []node.Server, deadline time.Time) error {
 		// (a leader that is stopping too refuses the removal).
 		if c.stayingVoters(conf) == 0 {
 			return errAllLeaving
+		}
+	}
+}
+
+// awaitRemoval waits for a removal request's answer (in *err) and
+// reports true if the configuration shows the node removed first.
+func (c *Cluster) awaitRemoval(done <-chan error, err *error, removed func() bool) bool {
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		select {
+		case *err = <-done:
+			return false
+		case <-poll.C:
+			if removed() {
+				return true
+			}
 		}
 	}
 }
