@@ -120,6 +120,9 @@ type importer struct {
 	errors   int64
 	skipped  map[string]int64
 	firstErr []string
+	// otherDBs are the source server's other databases holding keys
+	// (--from copies one database).
+	otherDBs []int
 
 	start    time.Time
 	lastShow time.Time
@@ -270,6 +273,13 @@ func (im *importer) report(w io.Writer) {
 	fmt.Fprintf(w, "failed keys: %d\n", im.errors)
 	for _, e := range im.firstErr {
 		fmt.Fprintf(w, "  %s\n", e)
+	}
+	if len(im.otherDBs) > 0 {
+		dbs := make([]string, len(im.otherDBs))
+		for i, n := range im.otherDBs {
+			dbs[i] = strconv.Itoa(n)
+		}
+		fmt.Fprintf(w, "not imported: databases %s of the server hold keys too; import each with /N at the end of the --from URL\n", strings.Join(dbs, " "))
 	}
 	fmt.Fprintf(w, "time: %s\n", time.Since(im.start).Round(time.Millisecond))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -100,9 +101,31 @@ func (im *importer) fromRedis(ctx context.Context) error {
 			return fmt.Sprintf("%d/%d keys scanned, %d sets imported, cursor %s", scanned, total, im.keys, cursor)
 		})
 		if cursor == "0" {
+			im.otherDBs = otherDatabases(src, db)
 			return nil
 		}
 	}
+}
+
+// otherDatabases lists the source's databases but db that hold keys
+// (INFO keyspace; nil if it cannot be read): one import copies one
+// database, and the report names the others.
+func otherDatabases(src *respClient, db int) []int {
+	r, err := src.do("INFO", "keyspace")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, line := range strings.Split(string(r.Str), "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		n, err := strconv.Atoi(strings.TrimPrefix(name, "db"))
+		if !ok || !strings.HasPrefix(name, "db") || err != nil || n == db || !strings.HasPrefix(rest, "keys=") || strings.HasPrefix(rest, "keys=0,") {
+			continue
+		}
+		out = append(out, n)
+	}
+	sort.Ints(out)
+	return out
 }
 
 // copyBatch stores one SCAN batch's sorted sets: their TYPE, then DUMP,
