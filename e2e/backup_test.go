@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -248,6 +249,14 @@ func TestBackupRestore(t *testing.T) {
 		if code == 0 || !(strings.Contains(errOut, "corrupt backup file") || strings.Contains(errOut, "not a goblin backup")) {
 			t.Errorf("verify of a %s file: exit %d, %s", name, code, errOut)
 		}
+		// A refused restore into a new data directory leaves none.
+		nd := filepath.Join(dir, name+"-data")
+		if code, _, errOut := goblindCmd(t, "restore", p, "--data", nd); code == 0 {
+			t.Errorf("restore of a %s file: exit 0, %s", name, errOut)
+		}
+		if _, err := os.Stat(nd); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a refused restore left %s behind: %v", nd, err)
+		}
 	}
 
 	// A new single node from the leader's backup.
@@ -291,7 +300,7 @@ func TestBackupRestore(t *testing.T) {
 		t.Fatalf("restore into a cluster with data: exit %d, %s", code, errOut)
 	}
 	waitDigest(t, infos["follower"].digest, clients...)
-	if code, out, errOut := goblindCmd(t, "restore", files["leader"], "--addr", target.Addr, "--force"); code != 0 {
+	if code, out, errOut := goblindCmd(t, "restore", files["leader"], "--addr", target.Addr, "--force"); code != 0 || strings.Contains(out, " 0 bytes uncompressed") {
 		t.Fatalf("restore --force: exit %d\n%s%s", code, out, errOut)
 	}
 	waitDigest(t, infos["leader"].digest, clients...)

@@ -275,7 +275,11 @@ func startProgress(on bool, verb string, total int64, done *atomic.Int64) (stop 
 
 // printMeta prints a backup's metadata.
 func printMeta(w io.Writer, path string, m *backup.Meta) {
-	fmt.Fprintf(w, "backup:    %s (%d bytes; format %d, snapshot format %d, %d bytes uncompressed)\n", path, m.Size, m.Version, m.SnapshotVersion, m.SnapshotSize)
+	uncompressed := "" // known once the whole file is read; a restore into a running node reads its header
+	if m.SnapshotSize > 0 {
+		uncompressed = fmt.Sprintf(", %d bytes uncompressed", m.SnapshotSize)
+	}
+	fmt.Fprintf(w, "backup:    %s (%d bytes; format %d, snapshot format %d%s)\n", path, m.Size, m.Version, m.SnapshotVersion, uncompressed)
 	fmt.Fprintf(w, "node:      %s\n", m.Node)
 	fmt.Fprintf(w, "created:   %s\n", m.Created.UTC().Format(time.RFC3339Nano))
 	fmt.Fprintf(w, "index:     %d (term %d)\n", m.Index, m.Term)

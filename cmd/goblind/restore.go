@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -79,14 +80,19 @@ func seedCmd(file, dir string) int {
 		return 1
 	}
 	defer f.Close()
+	_, statErr := os.Stat(dir)
+	made := errors.Is(statErr, fs.ErrNotExist)
 	unlock, err := lockDataDir(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "goblind restore:", err)
 		return 1
 	}
-	defer unlock()
 	m, err := node.SeedRestore(dir, bufio.NewReaderSize(f, 1<<20))
+	unlock()
 	if err != nil {
+		if made {
+			os.RemoveAll(dir) // a refused restore leaves nothing behind
+		}
 		fmt.Fprintf(os.Stderr, "goblind restore: %s: %v\n", file, err)
 		return 1
 	}
