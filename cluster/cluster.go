@@ -395,6 +395,8 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	if err == nil && others > 0 && c.node.IsLeader() {
 		if err := c.node.TransferLeadership(""); err != nil {
 			c.log.Warn("leadership transfer before leaving failed", "error", err)
+		} else {
+			c.log.Info("handed leadership over before leaving")
 		}
 	}
 	if err := c.ml.Leave(time.Until(deadline) / 4); err != nil {
