@@ -56,7 +56,11 @@
 // when there is room, removes nodes that left gracefully, and, with
 // ReapDeadAfter set, nodes dead that long. GOBLIN REMOVE removes a dead
 // node at once. A leaving node also asks the leader to remove it
-// directly, after handing over leadership if it had it.
+// directly, after handing over leadership if it had it. A leader records
+// its own address too. Only a leader can change the configuration, so
+// Raft's transport reaches a server at the address it gossips while
+// gossip sees it alive (raftaddrs.go): nodes that all came back at new
+// addresses still elect the leader that records them.
 //
 // # The node-to-node plane
 //
@@ -73,7 +77,10 @@
 // loopback only. Gossip is encrypted with memberlist's keyring. A node
 // joins the Raft configuration (or a new cluster's first voters) only
 // after answering its own ID over the plane (reconcile.go, verify), so a
-// node that merely got into the gossip never becomes a voter.
+// node that merely got into the gossip never becomes a voter. Connections
+// that anyone reaching a port can hold before proving who they are (the
+// plane's before their handshake, memberlist's gossip streams) are
+// bounded in all and per host (connbound.go, gossipstreams.go).
 //
 // # Forwarding: any node accepts any command
 //
