@@ -79,6 +79,12 @@ func (c *clusterOptions) check() error {
 	if c.commitTimeout != 0 && c.commitTimeout < minCommitTimeout {
 		return fmt.Errorf("--commit-timeout must be at least %s, not %s", minCommitTimeout, c.commitTimeout)
 	}
+	if c.maxVoters < 1 { // the cluster would take it as 5
+		return fmt.Errorf("--max-voters must be at least 1, not %d", c.maxVoters)
+	}
+	if c.bootstrapExpect < 0 {
+		return fmt.Errorf("--bootstrap-expect must be a number of nodes, not %d", c.bootstrapExpect)
+	}
 	if c.maxStaleness <= 0 { // node would take 0 as 5s
 		return fmt.Errorf("--max-staleness must be positive, not %s", c.maxStaleness)
 	}

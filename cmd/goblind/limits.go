@@ -27,6 +27,9 @@ func (l *limitOptions) register(fs *flag.FlagSet) {
 
 // check validates the limits before anything starts.
 func (l *limitOptions) check() error {
+	if l.maxClients < 1 { // the server would take it as 10000
+		return fmt.Errorf("--maxclients must be at least 1, not %d", l.maxClients)
+	}
 	if l.queryBufferLimit < 1<<20 {
 		return fmt.Errorf("--client-query-buffer-limit must be at least 1mb")
 	}
