@@ -475,7 +475,7 @@ func (c *Cluster) removeSelf(conf []node.Server, deadline time.Time) error {
 		return err == nil && !hasID(conf, c.cfg.ID)
 	}
 	for {
-		if removed() {
+		if removed() || c.removedByGossipLeader() {
 			return nil
 		}
 		done := make(chan error, 1)
@@ -498,6 +498,27 @@ func (c *Cluster) removeSelf(conf []node.Server, deadline time.Time) error {
 			return errAllLeaving
 		}
 	}
+}
+
+// removedByGossipLeader covers a node the leader removed before the
+// removal reached it: it then hears from no leader, its own request would
+// wait for one in vain, and its configuration still lists it. The leader
+// gossip names is asked directly; it answers that the node is gone, or
+// removes it.
+func (c *Cluster) removedByGossipLeader() bool {
+	if c.node.LeaderID() != "" {
+		return false
+	}
+	for _, m := range c.aliveMembers() {
+		if m.meta.Role != raft.Leader.String() {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := c.Admin(ctx, m.meta.ID, "REMOVE", c.cfg.ID)
+		cancel()
+		return err == nil || errors.Is(err, node.ErrNoSuchNode)
+	}
+	return false
 }
 
 // awaitRemoval waits for a removal request's answer (in *err) and

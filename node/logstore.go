@@ -94,9 +94,11 @@ type stores struct {
 	sync     func() error
 	closeLog func() error
 	stable   *raftboltdb.BoltStore
-	stop     chan struct{}
-	wg       sync.WaitGroup
-	log      hclog.Logger
+	// raftStable is stable as raft is given it (stableclose.go).
+	raftStable *closingStable
+	stop       chan struct{}
+	wg         sync.WaitGroup
+	log        hclog.Logger
 	// stats measure the log (metrics.go); ownFsync: the store times its
 	// own fsyncs.
 	stats    logStats
@@ -182,6 +184,7 @@ func openStores(dir string, mode Fsync, want LogStore, inject func(wal.Op) error
 		s.ownFsync = true
 	}
 	s.guard = newLogGuard(base, logCacheSize, logger.Named("log"))
+	s.raftStable = &closingStable{StableStore: s.stable, closeStore: s.stable.Close}
 	if mode == FsyncEverysec {
 		s.wg.Add(1)
 		go s.syncEverySecond()
@@ -219,12 +222,12 @@ func (s *stores) syncEverySecond() {
 }
 
 func (s *stores) logStore() raft.LogStore       { return s.guard }
-func (s *stores) stableStore() raft.StableStore { return s.stable }
+func (s *stores) stableStore() raft.StableStore { return s.raftStable }
 
 // close ends a held append, then syncs and closes both stores.
 func (s *stores) close() error {
 	s.guard.close()
 	close(s.stop)
 	s.wg.Wait()
-	return errors.Join(s.sync(), s.closeLog(), s.stable.Close())
+	return errors.Join(s.sync(), s.closeLog(), s.raftStable.close())
 }
