@@ -475,8 +475,24 @@ func (c *Cluster) removeSelf(conf []node.Server, deadline time.Time) error {
 		return err == nil && !hasID(conf, c.cfg.ID)
 	}
 	for {
-		if removed() || c.removedByGossipLeader() {
+		if removed() {
 			return nil
+		}
+		if c.node.IsLeader() && time.Now().Add(200*time.Millisecond).Before(deadline) {
+			// Leadership came back to this leaving node (another node
+			// that is leaving too handed it over): hand it on rather than
+			// remove itself, which would shrink the configuration of
+			// nodes that are all stopping; then count the staying voters
+			// again. If no one takes it, the leader removes itself.
+			err := c.node.TransferLeadership("")
+			if err == nil {
+				time.Sleep(200 * time.Millisecond)
+				if c.stayingVoters(conf) == 0 {
+					return errAllLeaving
+				}
+				continue
+			}
+			c.log.Debug("handing leadership over again before leaving failed", "error", err)
 		}
 		done := make(chan error, 1)
 		go func() { done <- c.node.RemoveServer(c.cfg.ID) }()
@@ -498,27 +514,6 @@ func (c *Cluster) removeSelf(conf []node.Server, deadline time.Time) error {
 			return errAllLeaving
 		}
 	}
-}
-
-// removedByGossipLeader covers a node the leader removed before the
-// removal reached it: it then hears from no leader, its own request would
-// wait for one in vain, and its configuration still lists it. The leader
-// gossip names is asked directly; it answers that the node is gone, or
-// removes it.
-func (c *Cluster) removedByGossipLeader() bool {
-	if c.node.LeaderID() != "" {
-		return false
-	}
-	for _, m := range c.aliveMembers() {
-		if m.meta.Role != raft.Leader.String() {
-			continue
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		err := c.Admin(ctx, m.meta.ID, "REMOVE", c.cfg.ID)
-		cancel()
-		return err == nil || errors.Is(err, node.ErrNoSuchNode)
-	}
-	return false
 }
 
 // awaitRemoval waits for a removal request's answer (in *err) and

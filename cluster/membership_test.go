@@ -6,12 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/memberlist"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/goblindb/goblin/cluster"
 	"github.com/goblindb/goblin/internal/testutil"
-	"github.com/goblindb/goblin/node"
 )
 
 func redisZ(score float64, member string) redis.Z { return redis.Z{Score: score, Member: member} }
@@ -307,40 +305,4 @@ func TestAllNodesBackAtNewAddresses(t *testing.T) {
 	if got, err := leader.rdb.ZScore(ctx(t), "k", "a").Result(); err != nil || got != 1 {
 		t.Fatalf("ZSCORE after the move: %v, %v", got, err)
 	}
-}
-
-// A follower that leaves is removed by the leader as soon as gossip says
-// it is leaving, and may then hear from no leader: its own removal
-// request must not wait for one (it waited out the 5 s leader wait).
-func TestFollowerLeavesPromptly(t *testing.T) {
-	e := newEnv(t, 3)
-	// goblind's defaults: a lost leader is noticed sooner, and a leaving
-	// node waits longer for the others' departures.
-	e.nodeCfg = func(c *node.Config) {
-		c.HeartbeatTimeout, c.ElectionTimeout = 300*time.Millisecond, 300*time.Millisecond
-	}
-	e.opts = func(c *cluster.Config) {
-		c.Memberlist = func(mc *memberlist.Config) {
-			fastGossip(mc)
-			mc.GossipInterval = 200 * time.Millisecond
-		}
-	}
-	e.startAll([]string{"n1", "n2", "n3"}, 3, nil)
-	e.waitFormed(3)
-	f := e.followers()[0]
-	testutil.Poll(t, 10*time.Second, "the follower to hold the configuration", func() bool {
-		conf, err := f.n.Configuration()
-		return err == nil && len(conf) == 3
-	})
-	start := time.Now()
-	if err := f.c.Leave(10 * time.Second); err != nil {
-		t.Fatal(err)
-	}
-	took := time.Since(start)
-	t.Logf("a follower left in %v", took.Round(time.Millisecond))
-	e.kill(f.id)
-	if took > 4*time.Second {
-		t.Fatalf("leaving took %v: its removal request waited for a leader", took)
-	}
-	e.waitFormed(2)
 }
