@@ -627,7 +627,7 @@ func (c *Cluster) tickLoop() {
 	var lastJoin time.Time
 	joinEvery := time.Second
 	for {
-		if len(c.cfg.Join) > 0 && c.ml.NumMembers() < 2 && time.Since(lastJoin) >= joinEvery {
+		if len(c.cfg.Join) > 0 && !c.leaving.Load() && c.ml.NumMembers() < 2 && time.Since(lastJoin) >= joinEvery {
 			lastJoin = time.Now()
 			c.join()
 			if joinEvery < 8*time.Second {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -23,6 +24,26 @@ func TestStoppedTogetherWhilePeersVanish(t *testing.T) {
 	ctx := context.Background()
 	if err := currentLeader(t, nodes).Client(patient).ZAdd(ctx, "k", redis.Z{Score: 1, Member: "a"}).Err(); err != nil {
 		t.Fatal(err)
+	}
+	// Every node holds the configuration: a node stopped before it has
+	// one is not what this test is about.
+	for _, n := range nodes {
+		testutil.Eventually(t, 10*time.Second, func() error {
+			ns, err := GoblinNodes(ctx, n.Client())
+			if err != nil {
+				return err
+			}
+			voters := 0
+			for _, m := range ns {
+				if m["suffrage"] == "voter" {
+					voters++
+				}
+			}
+			if voters != 3 {
+				return fmt.Errorf("%s sees %d voters", n.ID, voters)
+			}
+			return nil
+		})
 	}
 	start := time.Now()
 	var wg sync.WaitGroup
