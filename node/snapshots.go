@@ -333,6 +333,15 @@ func (s *snapshotStore) checkLog() error {
 	return nil
 }
 
+// logRange returns the log's first and last indexes.
+func (s *snapshotStore) logRange() (first, last uint64, err error) {
+	if first, err = s.log.FirstIndex(); err != nil {
+		return 0, 0, err
+	}
+	last, err = s.log.LastIndex()
+	return first, last, err
+}
+
 // missing returns the first run of entries, lo to hi, that the log lacks
 // between the indexes from and to (lo 0: it holds them all). It reads
 // every entry: it runs only where raft itself would read them all.
@@ -449,11 +458,7 @@ func (s *snapshotStore) fromLogStart(err error) bool {
 // entry costs what raft's own reading of them at start does, and runs
 // only when no snapshot restored.
 func (s *snapshotStore) logReplays(all []*raft.SnapshotMeta) error {
-	first, err := s.log.FirstIndex()
-	if err != nil {
-		return err
-	}
-	last, err := s.log.LastIndex()
+	first, last, err := s.logRange()
 	if err != nil {
 		return err
 	}

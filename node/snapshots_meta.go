@@ -206,11 +206,7 @@ func (s *snapshotStore) setAsideUnreadable(all []*raft.SnapshotMeta) error {
 // can: it holds every entry from from+1 to u's index, the last of u's
 // term. These are the entries raft applies after that state anyway.
 func (s *snapshotStore) logRebuilds(from uint64, u unreadableSnapshot) error {
-	first, err := s.log.FirstIndex()
-	if err != nil {
-		return err
-	}
-	last, err := s.log.LastIndex()
+	first, last, err := s.logRange()
 	if err != nil {
 		return err
 	}
@@ -222,13 +218,16 @@ func (s *snapshotStore) logRebuilds(from uint64, u unreadableSnapshot) error {
 	case last < u.index:
 		return fmt.Errorf("the log ends at index %d: entries %d to %d are missing", last, last+1, u.index)
 	}
-	var e raft.Log
-	for i := from + 1; i <= u.index; i++ {
-		if err := s.log.GetLog(i, &e); err != nil {
-			return fmt.Errorf("the log lacks entry %d: %w", i, err)
-		}
+	if lo, hi, err := s.missing(from+1, u.index); err != nil {
+		return err
+	} else if lo != 0 {
+		return fmt.Errorf("the log lacks entries %d to %d", lo, hi)
 	}
-	if e.Index != u.index || e.Term != u.term {
+	var e raft.Log
+	if err := s.log.GetLog(u.index, &e); err != nil {
+		return fmt.Errorf("reading the Raft log's entry %d: %w", u.index, err)
+	}
+	if e.Term != u.term {
 		return fmt.Errorf("the log's entry %d is of term %d, the snapshot's of term %d: the log does not hold the snapshot's history", u.index, e.Term, u.term)
 	}
 	return nil
