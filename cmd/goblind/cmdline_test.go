@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,6 +113,44 @@ func TestRefusedCommandLineCreatesNothing(t *testing.T) {
 		if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%q: the data directory was created (%v)", tc.args, err)
 		}
+	}
+}
+
+// A start refused after the data directory was made (a taken port) removes
+// the directory it made, parents included, and leaves one that existed.
+func TestRefusedStartRemovesTheDirectoryItMade(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	taken := ln.Addr().String()
+	root := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"resp port", []string{"--addr", taken}},
+		{"metrics port", []string{"--addr", "127.0.0.1:0", "--metrics-addr", taken}},
+	} {
+		data := filepath.Join(root, "new", "data")
+		_, errs, code := goblind(t, append([]string{"--data", data}, tc.args...)...)
+		if code != 1 || !strings.Contains(errs, "address already in use") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 1 and address already in use", tc.name, code, errs)
+		}
+		if _, err := os.Stat(filepath.Join(root, "new")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the directory made for --data is still there (%v)", tc.name, err)
+		}
+	}
+	kept := filepath.Join(root, "kept")
+	if err := os.Mkdir(kept, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, code := goblind(t, "--data", kept, "--addr", taken); code != 1 {
+		t.Errorf("existing directory: exit %d, want 1", code)
+	}
+	if _, err := os.Stat(filepath.Join(kept, lockFile)); err != nil {
+		t.Errorf("the existing data directory was removed or emptied: %v", err)
 	}
 }
 

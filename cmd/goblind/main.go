@@ -275,11 +275,20 @@ func run(args []string) error {
 	}
 	defer creds.watch(o.tls.watchInterval, logger)()
 
-	unlock, err := lockDataDir(o.data)
+	dd, err := lockDataDir(o.data)
 	if err != nil {
 		return err
 	}
-	defer unlock()
+	defer dd.unlock()
+	// A start refused from here on (a taken port, a store that cannot be
+	// opened) removes the data directory it created: nothing was served
+	// from it, and a later start with other flags begins afresh.
+	started := false
+	defer func() {
+		if !started {
+			dd.discardNew()
+		}
+	}()
 	tuned, err := tuneRuntime(o.procs, o.gcPercent)
 	if err != nil {
 		return err
@@ -361,6 +370,7 @@ func run(args []string) error {
 			return err
 		}
 	}
+	started = true
 	logger.Info("ready to accept connections", "addr", addrText(srv.Addr()), "tls", addrText(srv.TLSAddr()), "raft", o.raftAddr, "data", o.data, "fsync", fsync.String(), "runtime", tuned)
 
 	sig := make(chan os.Signal, 1)

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -80,22 +79,18 @@ func seedCmd(file, dir string) int {
 		return 1
 	}
 	defer f.Close()
-	_, statErr := os.Stat(dir)
-	made := errors.Is(statErr, fs.ErrNotExist)
-	unlock, err := lockDataDir(dir)
+	dd, err := lockDataDir(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "goblind restore:", err)
 		return 1
 	}
 	m, err := node.SeedRestore(dir, bufio.NewReaderSize(f, 1<<20))
-	unlock()
 	if err != nil {
-		if made {
-			os.RemoveAll(dir) // a refused restore leaves nothing behind
-		}
+		dd.discardNew() // a refused restore leaves nothing behind
 		fmt.Fprintf(os.Stderr, "goblind restore: %s: %v\n", file, err)
 		return 1
 	}
+	dd.unlock()
 	printMeta(os.Stdout, file, m)
 	fmt.Printf("\nverified, and waiting in %s for the node started there: the cluster's first leader restores it\n", dir)
 	fmt.Printf("before it serves anything. Then GOBLIN DIGEST answers %s on every node.\n", m.Digest)
