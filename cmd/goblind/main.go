@@ -51,6 +51,7 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "import" {
 		os.Exit(importCmd(os.Args[2:]))
 	}
+	keepMonitorAwake()
 	if err := run(os.Args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0) // the usage is written: asked for, not a failure
