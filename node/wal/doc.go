@@ -76,7 +76,8 @@
 //     everysec, what a power loss may take): the segment is cut there,
 //     with a warning naming what was cut;
 //   - damage below the synced offset (a flipped bit in an acknowledged
-//     batch, the final one included), damage in any segment but the last,
+//     batch, the final one included), damage after a damaged sync mark
+//     (whether it was synced is then unknown), damage in any segment but the last,
 //     a segment shorter than its synced offset, a gap between segments,
 //     or a missing last segment is ErrCorrupt, and Open fails rather than
 //     silently drop acknowledged entries.

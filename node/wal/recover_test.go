@@ -261,6 +261,19 @@ func TestBitFlips(t *testing.T) {
 		}
 	})
 
+	t.Run("sync mark and a batch", func(t *testing.T) {
+		// The mark no longer tells what was synced: damage after it may
+		// be in acknowledged batches, so it is not cut as a torn write.
+		for _, at := range []int64{segHeaderLenV2, segHeaderLenV2 + 3, fw.before, fw.before + 5} {
+			d := flip(flip(fw.post, markOff+2), at)
+			before, _ := os.ReadFile(filepath.Join(d, fw.name))
+			wantCorrupt(t, d, "sync mark")
+			if after, _ := os.ReadFile(filepath.Join(d, fw.name)); !bytes.Equal(before, after) {
+				t.Fatalf("flip at %d: the refused segment was changed", at)
+			}
+		}
+	})
+
 	// everysec: appended, never synced; the files as a crash leaves them.
 	dir := t.TempDir()
 	l := open(t, dir, Options{})

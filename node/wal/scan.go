@@ -29,7 +29,9 @@ type scanResult struct {
 // one whose own header is intact):
 //
 //   - damage below the synced offset, anywhere in a segment that is not
-//     the last, or a file shorter than its synced offset: ErrCorrupt;
+//     the last, damage in a segment whose sync mark is damaged too (what
+//     was synced is then unknown), or a file shorter than its synced
+//     offset: ErrCorrupt;
 //   - otherwise (the last segment, damage at or after the synced offset):
 //     a write that a crash interrupted. Scanning stops before it
 //     (end < len(b)) and the caller cuts it, unless every byte from there
@@ -74,14 +76,18 @@ func scanSegment(b []byte, base uint64, v version, last bool) (scanResult, error
 				r.synced = max(r.synced, int64(after))
 			}
 		}
+		r.zeros = allZero(b[off:])
 		switch {
 		case !last:
 			return r, corruptf("segment %d: damaged batch at offset %d in a sealed segment", base, off)
 		case int64(off) < r.synced:
 			return r, corruptf("segment %d: damaged batch at offset %d, which was synced (the segment is synced up to offset %d)", base, off, r.synced)
+		case r.markBad && !r.zeros:
+			// Without the mark, what was synced is known only up to the
+			// last intact batch: the damage may be in an acknowledged one.
+			return r, corruptf("segment %d: damaged batch at offset %d, and the sync mark that would tell whether it was synced is damaged too", base, off)
 		}
 		r.end = off
-		r.zeros = allZero(b[off:])
 		return r, nil
 	}
 	if int64(len(b)) < r.synced {
