@@ -145,14 +145,13 @@ func openStores(dir string, mode Fsync, want LogStore, inject func(wal.Op) error
 	}
 	// A node with Raft state whose log is gone would start from its last
 	// snapshot (or nothing) and lose what came after, silently.
-	if term, _ := s.stable.GetUint64(keyCurrentTerm); term > 0 {
+	term, _ := s.stable.GetUint64(keyCurrentTerm)
+	if term > 0 {
 		_, errBolt := os.Stat(filepath.Join(dir, boltLogFile))
 		_, errWAL := os.Stat(filepath.Join(dir, walDir))
 		if errBolt != nil && errWAL != nil {
 			s.stable.Close()
-			return nil, fmt.Errorf("node: %s holds Raft state (term %d) but no Raft log (%s/ or %s): the log is missing. "+
-				"In a cluster, move the data directory aside and start the node again: it catches up from the leader; "+
-				"a single node cannot be repaired: restore its data directory from a backup", dir, term, walDir, boltLogFile)
+			return nil, missingLog(dir, term, fmt.Sprintf("no Raft log (%s/ or %s)", walDir, boltLogFile))
 		}
 	}
 	var base raft.LogStore
@@ -179,6 +178,12 @@ func openStores(dir string, mode Fsync, want LogStore, inject func(wal.Op) error
 			s.stable.Close()
 			return nil, fmt.Errorf("open raft log: %w", err)
 		}
+		if term > 0 && w.Blank() {
+			// Emptied: a log's manifest is written when it is created.
+			w.Close()
+			s.stable.Close()
+			return nil, missingLog(dir, term, fmt.Sprintf("an empty Raft log (%s/ holds neither segments nor its manifest)", walDir))
+		}
 		base, s.sync, s.closeLog = w, w.Sync, w.Close
 		base = &timedLog{LogStore: base, st: &s.stats, syncs: mode == FsyncAlways, ownFsync: true}
 		s.ownFsync = true
@@ -190,6 +195,15 @@ func openStores(dir string, mode Fsync, want LogStore, inject func(wal.Op) error
 		go s.syncEverySecond()
 	}
 	return s, nil
+}
+
+// missingLog is the refusal to start a node whose Raft state (term)
+// outlived its log (what): it would start from its last snapshot, or
+// nothing, and lose what came after, silently.
+func missingLog(dir string, term uint64, what string) error {
+	return fmt.Errorf("node: %s holds Raft state (term %d) but %s: the log is missing. "+
+		"In a cluster, move the data directory aside and start the node again: it catches up from the leader; "+
+		"a single node cannot be repaired: restore its data directory from a backup", dir, term, what)
 }
 
 // syncEverySecond syncs the log once a second (everysec). A failing sync

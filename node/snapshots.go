@@ -311,6 +311,19 @@ func (s *snapshotStore) checkLog() error {
 		return fmt.Errorf("node: the Raft log starts at index %d, but the newest snapshot (%s) ends at index %d: entries %d to %d are missing. %s",
 			first, snapshotLabel(all), after, after+1, first-1, s.startOver())
 	}
+	if m, ok := s.log.(raft.MonotonicLogStore); ok && m.IsMonotonic() && len(all) > 0 {
+		// Raft empties a monotonic log before it installs a snapshot, so
+		// such a log ends before its newest snapshot only when its end
+		// was lost: raft would start, and then refuse every append.
+		last, err := s.log.LastIndex()
+		if err != nil {
+			return err
+		}
+		if last < after {
+			return fmt.Errorf("node: the Raft log ends at index %d, before the newest snapshot (%s) at index %d: the end of the log is missing. %s",
+				last, snapshotLabel(all), after, s.startOver())
+		}
+	}
 	if len(all) == 0 {
 		// Without a snapshot raft reads the whole log at start (for its
 		// configuration) and panics at a missing entry: a log that lacks

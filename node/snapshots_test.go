@@ -247,13 +247,41 @@ func TestMissingLog(t *testing.T) {
 	os.RemoveAll(filepath.Join(dir, walDir))
 	wantStartError(t, dir, "the log is missing")
 
+	// Every file of the log removed, its directory kept, with a snapshot
+	// to start from: the entries after the snapshot would be lost.
 	dir = t.TempDir()
-	n = startFaulty(t, dir, LogStoreBolt, FsyncAlways, nil)
+	n = startFaulty(t, dir, LogStoreWAL, FsyncAlways, nil)
+	writeMembers(t, n, 0, 100)
+	snapshot(t, n)
+	writeMembers(t, n, 100, 120)
+	n.Close()
+	files, _ := filepath.Glob(filepath.Join(dir, walDir, "*"))
+	for _, f := range files {
+		os.Remove(f)
+	}
+	wantStartError(t, dir, "an empty Raft log", "the log is missing")
+
+	// The log's end lost, back to before the newest snapshot.
+	dir = t.TempDir()
+	n = startFaulty(t, dir, LogStoreWAL, FsyncAlways, nil)
 	writeMembers(t, n, 0, 100)
 	snapshot(t, n)
 	writeMembers(t, n, 100, 120)
 	last, _ := n.stores.guard.LastIndex()
 	snap := snapshotIDs(t, dir)[0].Index
+	if err := n.stores.guard.base.DeleteRange(snap-10, last); err != nil {
+		t.Fatal(err)
+	}
+	n.Close()
+	wantStartError(t, dir, fmt.Sprintf("the Raft log ends at index %d, before the newest snapshot", snap-11), "the end of the log is missing")
+
+	dir = t.TempDir()
+	n = startFaulty(t, dir, LogStoreBolt, FsyncAlways, nil)
+	writeMembers(t, n, 0, 100)
+	snapshot(t, n)
+	writeMembers(t, n, 100, 120)
+	last, _ = n.stores.guard.LastIndex()
+	snap = snapshotIDs(t, dir)[0].Index
 	if err := n.stores.guard.base.DeleteRange(1, snap+5); err != nil {
 		t.Fatal(err)
 	}

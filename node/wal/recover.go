@@ -41,6 +41,7 @@ func (l *Log) recover() error {
 				filepath.Join(l.dir, segmentName(recorded)), recorded)
 		}
 	}
+	l.blank = !hasManifest && len(bases) == 0
 	if !hasManifest && len(bases) > 0 {
 		l.logf("wal: %s has no manifest (a log written by an earlier version): recording its last segment", l.dir)
 	}

@@ -69,6 +69,10 @@ type Log struct {
 	// durable. (w)
 	manifest   uint64
 	manifestOK bool
+	// blank: Open found neither a manifest nor a segment. Open writes
+	// the manifest of a new log at once, so a log that ever held an
+	// entry is never blank again unless its files were removed.
+	blank bool
 
 	// mu guards the index for readers; writers hold it (exclusively) only
 	// while changing it, never during I/O on the active segment.
@@ -137,6 +141,10 @@ func (l *Log) logf(format string, args ...any) {
 		l.opts.Logf(format, args...)
 	}
 }
+
+// Blank reports whether Open found the directory without a manifest or
+// a segment: a new log, or one whose files were all removed.
+func (l *Log) Blank() bool { return l.blank }
 
 // IsMonotonic tells raft the store cannot hold gaps.
 func (l *Log) IsMonotonic() bool { return true }
