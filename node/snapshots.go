@@ -99,7 +99,33 @@ func newSnapshotStore(dataDir string, log raft.LogStore, logger hclog.Logger) (*
 			}
 		}
 	}
+	if err := checkSnapshotFiles(s.dir); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// checkSnapshotFiles refuses a snapshot file that is not a regular file
+// (a named pipe, a device): opening it to read would wait forever, and
+// raft reads every snapshot's meta.json as it starts. Raft writes only
+// regular files, so none is there by accident.
+func checkSnapshotFiles(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil // raft reports what it cannot read
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		for _, name := range []string{"meta.json", "state.bin"} {
+			p := filepath.Join(dir, e.Name(), name)
+			if st, err := os.Lstat(p); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+				return fmt.Errorf("node: %s is not a regular file (%s): goblind never writes one; move it out of the data directory and start again", p, st.Mode().Type())
+			}
+		}
+	}
+	return nil
 }
 
 // List returns the retained snapshots, newest first, without the older

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -336,5 +337,23 @@ func TestSnapshotDiskFull(t *testing.T) {
 	n = startFaulty(t, dir, LogStoreWAL, FsyncAlways, nil)
 	if score(n, "k", "during") == "" {
 		t.Fatal("write lost")
+	}
+}
+
+// A named pipe in place of a snapshot's meta.json or state.bin is
+// refused: raft would wait forever reading it.
+func TestSnapshotFileNotRegular(t *testing.T) {
+	for _, name := range []string{"meta.json", "state.bin"} {
+		dir := t.TempDir()
+		n := startFaulty(t, dir, LogStoreWAL, FsyncAlways, nil)
+		writeMembers(t, n, 0, 50)
+		snapshot(t, n)
+		n.Close()
+		p := filepath.Join(dir, "snapshots", "snapshots", snapshotIDs(t, dir)[0].ID, name)
+		os.Remove(p)
+		if err := syscall.Mkfifo(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		wantStartError(t, dir, p+" is not a regular file")
 	}
 }

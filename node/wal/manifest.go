@@ -30,6 +30,10 @@ const (
 // readManifest returns the last segment base the manifest records, and
 // false if there is no manifest.
 func readManifest(dir string) (uint64, bool, error) {
+	if st, err := os.Lstat(filepath.Join(dir, manifestName)); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		// Reading a named pipe would wait forever.
+		return 0, false, fmt.Errorf("wal: %s is not a regular file (%s)", filepath.Join(dir, manifestName), st.Mode().Type())
+	}
 	b, err := os.ReadFile(filepath.Join(dir, manifestName))
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, false, nil

@@ -23,6 +23,10 @@ func (l *Log) recover() error {
 		if !ok || e.IsDir() {
 			continue
 		}
+		if !e.Type().IsRegular() {
+			// Reading a named pipe would wait forever.
+			return fmt.Errorf("wal: %s is not a regular file (%s)", filepath.Join(l.dir, e.Name()), e.Type())
+		}
 		b, err := strconv.ParseUint(name, 10, 64)
 		if err != nil {
 			return fmt.Errorf("wal: unexpected file %s in %s", e.Name(), l.dir)
