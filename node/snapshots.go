@@ -2,9 +2,11 @@ package node
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -530,11 +532,41 @@ func (s *snapshotStore) logReplays(all []*raft.SnapshotMeta) error {
 	return nil
 }
 
+// moveAside moves the snapshot id to the corrupt directory. Raft lists
+// a snapshot by the ID its meta.json gives and opens the directory of
+// that name; a directory renamed, or a meta.json whose ID was damaged,
+// breaks the link, and the snapshot is then found by its meta.json.
 func (s *snapshotStore) moveAside(id string) error {
 	if err := os.MkdirAll(s.corrupt, 0o755); err != nil {
 		return err
 	}
-	return os.Rename(filepath.Join(s.dir, id), filepath.Join(s.corrupt, id))
+	name := id
+	if _, err := os.Stat(filepath.Join(s.dir, id)); errors.Is(err, fs.ErrNotExist) {
+		if found := s.dirOf(id); found != "" {
+			name = found
+		}
+	}
+	return os.Rename(filepath.Join(s.dir, name), filepath.Join(s.corrupt, name))
+}
+
+// dirOf returns the name of the snapshot directory whose meta.json
+// gives the ID id, "" if none does.
+func (s *snapshotStore) dirOf(id string) string {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(s.dir, e.Name(), "meta.json"))
+		var m struct{ ID string }
+		if err == nil && json.Unmarshal(b, &m) == nil && m.ID == id {
+			return e.Name()
+		}
+	}
+	return ""
 }
 
 // restoreFailed explains raft's failure to restore any snapshot.

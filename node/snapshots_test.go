@@ -180,6 +180,29 @@ func TestOnlySnapshotCorrupt(t *testing.T) {
 	}
 }
 
+// TestOnlySnapshotRenamed: a snapshot directory whose name is not the ID
+// its meta.json gives (renamed, or the ID damaged) cannot be opened by
+// raft; the log is whole, so the snapshot is found by its meta.json,
+// moved aside, and the log replayed.
+func TestOnlySnapshotRenamed(t *testing.T) {
+	dir := t.TempDir()
+	n := startFaulty(t, dir, LogStoreWAL, FsyncAlways, nil)
+	writeMembers(t, n, 0, 100)
+	snapshot(t, n)
+	writeMembers(t, n, 100, 120)
+	n.Close()
+	id := snapshotIDs(t, dir)[0].ID
+	snaps := filepath.Join(dir, "snapshots", "snapshots")
+	if err := os.Rename(filepath.Join(snaps, id), filepath.Join(snaps, "junk")); err != nil {
+		t.Fatal(err)
+	}
+	n = startFaulty(t, dir, LogStoreWAL, FsyncAlways, nil)
+	checkMembers(t, n, 120)
+	if _, err := os.Stat(filepath.Join(dir, "snapshots", "corrupt", "junk")); err != nil {
+		t.Fatalf("the renamed snapshot was not moved aside: %v", err)
+	}
+}
+
 // TestCorruptSnapshotNoFallback: when no snapshot restores and the log
 // cannot rebuild an older state (both snapshots corrupt; or, as a data
 // directory compacted by an earlier build can be, the log compacted past
