@@ -146,7 +146,9 @@ func runTTL(c *Ctx, argv [][]byte, ms, abs bool) {
 		ttl = 0
 	}
 	if !ms {
-		ttl = (ttl + 500) / 1000
+		// Rounded to the nearest second without overflowing near the
+		// largest time, as Redis's build computes it.
+		ttl = int64((uint64(ttl) + 500) / 1000)
 	}
 	c.W.Int(ttl)
 }

@@ -121,11 +121,11 @@ func strtod(b []byte) (v float64, n int, erange bool) {
 	}
 	if len(rest) >= 2 && rest[0] == '0' && (rest[1] == 'x' || rest[1] == 'X') {
 		if h, hn, ok := parseHexFloat(rest[2:]); ok {
-			v, er := h, false
-			if math.IsInf(v, 0) {
-				er = true
-			}
-			return sign * v, i + 2 + hn, er
+			// ERANGE as glibc's: overflow, underflow to zero of a
+			// nonzero mantissa, or a subnormal result.
+			er := math.IsInf(h, 0) || (h == 0 && hexMantissaNonzero(rest[2:2+hn])) ||
+				(h != 0 && math.Abs(h) < 0x1p-1022)
+			return sign * h, i + 2 + hn, er
 		}
 		// "0x" without hex digits: strtod reads the "0".
 		return sign * 0, i + 1, false
@@ -188,6 +188,20 @@ func hasHugeExponent(b []byte) bool {
 	for i, c := range b {
 		if c == 'e' || c == 'E' {
 			return i+1 < len(b) && b[i+1] != '-'
+		}
+	}
+	return false
+}
+
+// hexMantissaNonzero reports whether a hex float's digits, up to its p
+// exponent, hold a nonzero digit.
+func hexMantissaNonzero(b []byte) bool {
+	for _, c := range b {
+		if c == 'p' || c == 'P' {
+			break
+		}
+		if isHex(c) && c != '0' {
+			return true
 		}
 	}
 	return false

@@ -162,3 +162,24 @@ func TestGoblinOwnReplies(t *testing.T) {
 		t.Errorf("MEMORY USAGE z = %q, want a positive integer", got)
 	}
 }
+
+// Scores whose hex form underflows to zero are refused, as glibc's strtod
+// reports ERANGE for them; ZADD's flags in ZINCRBY's increment are a
+// syntax error, as Redis parses ZINCRBY as ZADD INCR.
+func TestScoreAndFlagEdges72(t *testing.T) {
+	run72(t, []exchange72{
+		{"ZADD s 0x1p-1075 m", "-ERR value is not a valid float\r\n", ""},
+		{"ZADD s 0x0p-1075 m", ":1\r\n", ""},
+		{"ZADD s 0x1p-1074 m2", ":1\r\n", ""},
+		{"ZINCRBY s 0x1p-1075 m", "-ERR value is not a valid float\r\n", ""},
+		{"ZUNION 1 s WEIGHTS 0x1p-1075", "-ERR weight value is not a float\r\n", ""},
+		{"ZINCRBY s nx m", "-ERR syntax error\r\n", ""},
+		{"ZINCRBY s Incr m", "-ERR syntax error\r\n", ""},
+		{"ZINCRBY s GT m", "-ERR syntax error\r\n", ""},
+		{"ZINCRBY s abc m", "-ERR value is not a valid float\r\n", ""},
+		// EXPIRETIME rounds the largest time without overflowing.
+		{"PEXPIREAT s 9223372036854775807", ":1\r\n", ""},
+		{"EXPIRETIME s", ":9223372036854776\r\n", ""},
+		{"PEXPIRETIME s", ":9223372036854775807\r\n", ""},
+	})
+}

@@ -2,6 +2,7 @@ package command
 
 import (
 	"errors"
+	"strings"
 
 	"github.com/goblindb/goblin/packed"
 )
@@ -82,6 +83,12 @@ pairs:
 }
 
 func parseZIncrBy(argv [][]byte) (zaddArgs, error) {
+	// Redis parses ZINCRBY as ZADD INCR: ZADD's flags before the
+	// increment leave an odd number of arguments.
+	switch strings.ToLower(string(argv[2])) {
+	case "nx", "xx", "ch", "incr", "gt", "lt":
+		return zaddArgs{}, ErrSyntax
+	}
 	s, ok := parseFloat(argv[2])
 	if !ok {
 		return zaddArgs{}, ErrNotFloat

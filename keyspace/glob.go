@@ -4,11 +4,17 @@ package keyspace
 // one byte, '[...]' a class with ranges, '^' negation and '\' escapes, and
 // '\x' the literal x; nocase folds ASCII case. It follows Redis's
 // stringmatchlen step for step, including how it treats malformed patterns
-// (an unterminated '[' class, a trailing '\').
+// (an unterminated '[' class, a trailing '\'), the bounds of a range
+// compared as C's signed char (a byte of 0x80 or more sorts below 0), and
+// Redis's guard against abusive patterns: more than maxGlobNesting stars
+// deep, nothing matches.
 func Match(pattern, s []byte, nocase bool) bool {
 	skip := false
-	return globMatch(pattern, s, nocase, &skip)
+	return globMatch(pattern, s, nocase, &skip, 0)
 }
+
+// maxGlobNesting is how many stars deep a match may recurse.
+const maxGlobNesting = 1000
 
 func lower(c byte) byte {
 	if c >= 'A' && c <= 'Z' {
@@ -25,7 +31,10 @@ func at(b []byte, i int) byte {
 	return 0
 }
 
-func globMatch(p, s []byte, nocase bool, skipLonger *bool) bool {
+func globMatch(p, s []byte, nocase bool, skipLonger *bool, nesting int) bool {
+	if nesting > maxGlobNesting {
+		return false
+	}
 	pi, si := 0, 0
 	for pi < len(p) && si < len(s) {
 		switch p[pi] {
@@ -37,7 +46,7 @@ func globMatch(p, s []byte, nocase bool, skipLonger *bool) bool {
 				return true
 			}
 			for si < len(s) {
-				if globMatch(p[pi+1:], s[si:], nocase, skipLonger) {
+				if globMatch(p[pi+1:], s[si:], nocase, skipLonger, nesting+1) {
 					return true
 				}
 				if *skipLonger {
@@ -70,12 +79,12 @@ func globMatch(p, s []byte, nocase bool, skipLonger *bool) bool {
 					pi-- // unterminated class: the step below ends the pattern
 					break
 				} else if len(p)-pi >= 3 && p[pi+1] == '-' {
-					start, end, c := p[pi], p[pi+2], s[si]
+					start, end, c := int8(p[pi]), int8(p[pi+2]), int8(s[si])
 					if start > end {
 						start, end = end, start
 					}
 					if nocase {
-						start, end, c = lower(start), lower(end), lower(c)
+						start, end, c = int8(lower(byte(start))), int8(lower(byte(end))), int8(lower(byte(c)))
 					}
 					pi += 2
 					if c >= start && c <= end {

@@ -1,6 +1,9 @@
 package keyspace
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestMatch(t *testing.T) {
 	cases := []struct {
@@ -35,6 +38,17 @@ func TestMatch(t *testing.T) {
 		{"*a*b", "xaxxb", false, true},
 		{"user:*", "user:42", false, true},
 		{"user:*", "usr:42", false, false},
+		// Range bounds compare as C's signed char: 0x80 and up sort below 0.
+		{"[a-\xff]", "b", false, false},
+		{"[a-\xff]", "A", false, true},
+		{"[a-\xff]", "\x80", false, false},
+		{"[\x00-\xff]", "a", false, false},
+		{"[\x80-\x00]", "\x90", false, true},
+		{"[\x80-\x00]", "a", false, false},
+		// Redis's guard against abusive patterns: at most 1000 stars deep.
+		{strings.Repeat("*a", 1000), strings.Repeat("a", 1000), false, true},
+		{strings.Repeat("*a", 1001), strings.Repeat("a", 1001), false, false},
+		{strings.Repeat("*?", 50000), strings.Repeat("x", 50000), false, false},
 	}
 	for _, c := range cases {
 		if got := Match([]byte(c.pat), []byte(c.s), c.nocase); got != c.want {
