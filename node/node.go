@@ -34,6 +34,10 @@ type Config struct {
 	// Bootstrap makes a node with no Raft state bootstrap a single-voter
 	// cluster of itself. A node with state never bootstraps again.
 	Bootstrap bool
+	// AdoptID: the operator chose no ID (it is derived from an address).
+	// A single node (Bootstrap, no Transport) whose data directory was
+	// created under another ID then keeps that one (singlenode.go).
+	AdoptID bool
 	// Rules are the packed-layout rules this node's operator configured;
 	// a leader replicates them when they differ from the state's.
 	Rules keyspace.Rules
@@ -151,7 +155,7 @@ func New(cfg Config) (*Node, error) {
 		cfg.RaftAdvertise = cfg.RaftAddr
 	}
 	if cfg.ID == "" {
-		cfg.ID = cfg.RaftAdvertise
+		cfg.ID, cfg.AdoptID = cfg.RaftAdvertise, true
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "goblin", Level: hclog.Info, Output: os.Stderr})
@@ -202,6 +206,13 @@ func New(cfg Config) (*Node, error) {
 	}
 	if err := snaps.checkLog(); err != nil {
 		return fail(err)
+	}
+	if cfg.Bootstrap && cfg.Transport == nil {
+		id, err := singleNodeID(st, snaps, cfg.ID, cfg.AdoptID, cfg.Logger)
+		if err != nil {
+			return fail(err)
+		}
+		cfg.ID, n.cfg.ID = id, id
 	}
 	if err := checkStableState(st, snaps, cfg.ID, cfg.Logger); err != nil {
 		return fail(err)

@@ -20,37 +20,12 @@ func checkStableState(st *stores, snaps *snapshotStore, id string, logger hclog.
 	if term, err := st.stable.GetUint64(keyCurrentTerm); err == nil && term > 0 {
 		return nil
 	}
-	log := st.logStore()
-	last, err := log.LastIndex()
+	conf, last, lastTerm, err := lastConfiguration(st, snaps)
 	if err != nil {
 		return err
 	}
-	metas, err := snaps.FileSnapshotStore.List()
-	if err != nil {
-		return err
-	}
-	if last == 0 && len(metas) == 0 {
+	if last == 0 && lastTerm == 0 && len(conf.Servers) == 0 {
 		return nil // a new node
-	}
-	// The last configuration and term: the newest snapshot's, then the
-	// log's entries after it.
-	var conf raft.Configuration
-	var lastTerm, from uint64
-	if len(metas) > 0 {
-		conf, lastTerm, from = metas[0].Configuration, metas[0].Term, metas[0].Index+1
-	}
-	if first, err := log.FirstIndex(); err == nil && first > from {
-		from = first
-	}
-	for i := from; i <= last && last > 0; i++ {
-		var e raft.Log
-		if err := log.GetLog(i, &e); err != nil {
-			return fmt.Errorf("node: reading log entry %d: %w", i, err)
-		}
-		lastTerm = max(lastTerm, e.Term)
-		if e.Type == raft.LogConfiguration {
-			conf = raft.DecodeConfiguration(e.Data)
-		}
 	}
 	var voters []raft.ServerID
 	for _, s := range conf.Servers {
@@ -68,4 +43,37 @@ func checkStableState(st *stores, snaps *snapshotStore, id string, logger hclog.
 	return fmt.Errorf("node: the stable store (raft-stable.db) holds no term, but the log and snapshots show this node ran Raft (last index %d, term %d): "+
 		"raft-stable.db is missing or damaged, and without its term and vote the node could vote twice in one term. "+
 		"Move the data directory aside and start the node again with an empty one: it catches up from the leader", last, lastTerm)
+}
+
+// lastConfiguration reads the last Raft configuration of a data
+// directory, as raft does at start: the newest snapshot's, then the log's
+// configuration entries after it. last and lastTerm are the log's last
+// index and the newest term seen; all zero for a new node.
+func lastConfiguration(st *stores, snaps *snapshotStore) (conf raft.Configuration, last, lastTerm uint64, err error) {
+	log := st.logStore()
+	if last, err = log.LastIndex(); err != nil {
+		return conf, 0, 0, err
+	}
+	metas, err := snaps.FileSnapshotStore.List()
+	if err != nil {
+		return conf, 0, 0, err
+	}
+	var from uint64
+	if len(metas) > 0 {
+		conf, lastTerm, from = metas[0].Configuration, metas[0].Term, metas[0].Index+1
+	}
+	if first, err := log.FirstIndex(); err == nil && first > from {
+		from = first
+	}
+	for i := from; i <= last && last > 0; i++ {
+		var e raft.Log
+		if err := log.GetLog(i, &e); err != nil {
+			return conf, 0, 0, fmt.Errorf("node: reading log entry %d: %w", i, err)
+		}
+		lastTerm = max(lastTerm, e.Term)
+		if e.Type == raft.LogConfiguration {
+			conf = raft.DecodeConfiguration(e.Data)
+		}
+	}
+	return conf, last, lastTerm, nil
 }

@@ -140,7 +140,7 @@ func (c *clusterOptions) resolve(o *options) error {
 	}
 	c.gossipAdv = net.JoinHostPort(advHost, gossipPort)
 	if o.id == "" {
-		o.id = o.raftAdvertise
+		o.id, o.idDefaulted = o.raftAdvertise, true
 	}
 	return nil
 }

@@ -92,6 +92,8 @@ func (r *rules) Set(v string) error {
 
 type options struct {
 	addr, unixSocket, data, id, raftAddr, raftAdvertise string
+	// idDefaulted: no --id was given; the ID is the Raft address.
+	idDefaulted bool
 	fsync, requirePass, doubleFormat                    string
 	pprofAddr, cpuProfile, logStore                     string
 	packed                                              rules
@@ -313,6 +315,7 @@ func run(args []string) error {
 	}
 	n, err := node.New(node.Config{
 		ID:                o.id,
+		AdoptID:           o.idDefaulted,
 		DataDir:           o.data,
 		RaftAddr:          o.raftAddr,
 		RaftAdvertise:     o.raftAdvertise,

@@ -1,0 +1,79 @@
+package node
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/goblindb/goblin/internal/testutil"
+)
+
+// single starts a single node as goblind does without cluster flags: no
+// transport, the ID derived from the Raft address unless id is given.
+func single(t *testing.T, dir, raftAddr, id string) (*Node, error) {
+	t.Helper()
+	n, err := New(Config{
+		ID: id, DataDir: dir, RaftAddr: raftAddr, Bootstrap: true,
+		HeartbeatTimeout: 50 * time.Millisecond, ElectionTimeout: 50 * time.Millisecond,
+		Logger: hclog.NewNullLogger(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { n.Close() })
+	return n, nil
+}
+
+// A single node restarted on another Raft address (goblind's default ID
+// follows it) keeps the ID its data directory was created with, leads
+// and serves its data; an ID given explicitly that is not the
+// directory's, or a cluster's directory, is refused with what would
+// start it.
+func TestSingleNodeKeepsItsID(t *testing.T) {
+	dir := t.TempDir()
+	n, err := single(t, dir, "127.0.0.1:27001", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Poll(t, 10*time.Second, "a ready leader", n.Ready)
+	writeMembers(t, n, 0, 20)
+	n.Close()
+
+	n, err = single(t, dir, "127.0.0.1:27002", "")
+	if err != nil {
+		t.Fatalf("restart on another address: %v", err)
+	}
+	testutil.Poll(t, 10*time.Second, "a ready leader", n.Ready)
+	if got := n.Status().ID; got != "127.0.0.1:27001" {
+		t.Fatalf("the node runs as %q, want the directory's ID 127.0.0.1:27001", got)
+	}
+	checkMembers(t, n, 20)
+	writeMembers(t, n, 20, 30)
+	// A server that is not a voter joins the configuration: the
+	// directory is no longer a single node's.
+	if err := n.Raft().AddNonvoter("n9", "127.0.0.1:27009", 0, 5*time.Second).Error(); err != nil {
+		t.Fatal(err)
+	}
+	n.Close()
+
+	_, err = single(t, dir, "127.0.0.1:27002", "other")
+	if err == nil || !strings.Contains(err.Error(), "a cluster of 2 servers (voters: 127.0.0.1:27001)") {
+		t.Fatalf("a cluster's directory started as a single node: %v", err)
+	}
+
+	dir = t.TempDir()
+	n, err = single(t, dir, "127.0.0.1:27003", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Poll(t, 10*time.Second, "a ready leader", n.Ready)
+	n.Close()
+	_, err = single(t, dir, "127.0.0.1:27003", "other")
+	want := fmt.Sprintf("single node %q, not of %q: start it with --id %s", "127.0.0.1:27003", "other", "127.0.0.1:27003")
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("started under an explicit ID that is not the directory's: %v", err)
+	}
+}
