@@ -93,19 +93,19 @@ func (r *rules) Set(v string) error {
 type options struct {
 	addr, unixSocket, data, id, raftAddr, raftAdvertise string
 	// idDefaulted: no --id was given; the ID is the Raft address.
-	idDefaulted bool
-	fsync, requirePass, doubleFormat                    string
-	pprofAddr, cpuProfile, logStore                     string
-	packed                                              rules
-	snapshotThreshold                                   uint64
-	snapshotInterval                                    time.Duration
-	procs, gcPercent                                    int
-	cluster                                             clusterOptions
-	plane                                               planeOptions
-	tls                                                 tlsOptions
-	acl                                                 aclOptions
-	limits                                              limitOptions
-	obs                                                 observabilityOptions
+	idDefaulted                      bool
+	fsync, requirePass, doubleFormat string
+	pprofAddr, cpuProfile, logStore  string
+	packed                           rules
+	snapshotThreshold                uint64
+	snapshotInterval                 time.Duration
+	procs, gcPercent                 int
+	cluster                          clusterOptions
+	plane                            planeOptions
+	tls                              tlsOptions
+	acl                              aclOptions
+	limits                           limitOptions
+	obs                              observabilityOptions
 }
 
 func parseFlags(args []string) (*options, error) {
