@@ -56,8 +56,12 @@ func TestGossipStreamsBounded(t *testing.T) {
 	if _, err := m2.Join([]string{addr}); err != nil {
 		t.Fatalf("joining during the flood: %v", err)
 	}
-	if n := m1.NumMembers(); n != 2 {
-		t.Fatalf("%d members after the join, want 2", n)
+	// The joiner's Join returns once it has the other's state; the other
+	// merges the joiner's after answering.
+	for deadline := time.Now().Add(5 * time.Second); m1.NumMembers() != 2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d members 5 s after the join, want 2", m1.NumMembers())
+		}
 	}
 
 	for _, c := range idle {
