@@ -154,9 +154,21 @@ func cmdCluster(c *client, argv [][]byte) {
 		c.reply(func(w *command.Writer) { w.Int(int64(keySlot(argv[2]))) })
 	case sub == "help" && n == 2:
 		clusterHelp(c)
+	case clusterArity[sub] != 0:
+		// As Redis 7.2's command table checks a subcommand's arity.
+		c.replyError(command.Errorf("ERR wrong number of arguments for 'cluster|%s' command", sub))
 	default:
-		c.replyError(command.Errorf("ERR unknown subcommand or wrong number of arguments for '%s'. Try CLUSTER HELP.", argv[1]))
+		name := argv[1]
+		if len(name) > 128 {
+			name = name[:128]
+		}
+		c.replyError(command.Errorf("ERR unknown subcommand '%s'. Try CLUSTER HELP.", name))
 	}
+}
+
+// clusterArity is the arity of the CLUSTER subcommands served.
+var clusterArity = map[string]int{
+	"info": 2, "myid": 2, "myshardid": 2, "nodes": 2, "slots": 2, "shards": 2, "keyslot": 3, "help": 2,
 }
 
 func clusterHelp(c *client) {

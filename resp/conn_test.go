@@ -206,3 +206,22 @@ func TestMultiExec(t *testing.T) {
 		t.Errorf("aborted transaction: %d entries, want %d", len(fb.entries), entries+2)
 	}
 }
+
+// CLUSTER answers an unknown subcommand and a wrong arity as Redis 7.2's
+// command table does.
+func TestClusterSubcommandErrors(t *testing.T) {
+	s, _ := startServer(t, Config{})
+	c := dial(t, s)
+	for _, x := range []struct{ argv, want string }{
+		{"CLUSTER FOO", "-ERR unknown subcommand 'FOO'. Try CLUSTER HELP.\r\n"},
+		{"CLUSTER countkeysinslot 1", "-ERR unknown subcommand 'countkeysinslot'. Try CLUSTER HELP.\r\n"},
+		{"CLUSTER KEYSLOT", "-ERR wrong number of arguments for 'cluster|keyslot' command\r\n"},
+		{"CLUSTER HELP x", "-ERR wrong number of arguments for 'cluster|help' command\r\n"},
+		{"CLUSTER Info x", "-ERR wrong number of arguments for 'cluster|info' command\r\n"},
+		{"CLUSTER KEYSLOT a", ":15495\r\n"},
+	} {
+		if got := c.do(strings.Fields(x.argv)...); got != x.want {
+			t.Errorf("%s = %q, want %q", x.argv, got, x.want)
+		}
+	}
+}
