@@ -2,7 +2,6 @@ package node
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -560,9 +559,7 @@ func (s *snapshotStore) dirOf(id string) string {
 		if !e.IsDir() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(s.dir, e.Name(), "meta.json"))
-		var m struct{ ID string }
-		if err == nil && json.Unmarshal(b, &m) == nil && m.ID == id {
+		if m, err := readSnapshotMeta(filepath.Join(s.dir, e.Name(), "meta.json")); err == nil && m.ID == id {
 			return e.Name()
 		}
 	}

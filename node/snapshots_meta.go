@@ -72,7 +72,7 @@ func (s *snapshotStore) unreadable() ([]unreadableSnapshot, error) {
 		if !e.IsDir() || strings.HasSuffix(e.Name(), ".tmp") {
 			continue
 		}
-		why := readSnapshotMeta(filepath.Join(s.dir, e.Name(), "meta.json"))
+		_, why := readSnapshotMeta(filepath.Join(s.dir, e.Name(), "meta.json"))
 		if why == nil {
 			continue
 		}
@@ -100,14 +100,14 @@ func compareUint(a, b uint64) int {
 }
 
 // readSnapshotMeta reads a meta.json as raft's store does, and returns
-// why raft would skip the snapshot (nil: it would not).
-func readSnapshotMeta(path string) error {
+// it, or why raft would skip the snapshot.
+func readSnapshotMeta(path string) (raft.SnapshotMeta, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return errors.New("it is missing")
+		return raft.SnapshotMeta{}, errors.New("it is missing")
 	}
 	if err != nil {
-		return err
+		return raft.SnapshotMeta{}, err
 	}
 	defer f.Close()
 	var m struct { // raft's fileSnapshotMeta
@@ -116,16 +116,16 @@ func readSnapshotMeta(path string) error {
 	}
 	switch err := json.NewDecoder(bufio.NewReader(f)).Decode(&m); {
 	case errors.Is(err, io.EOF):
-		return errors.New("it is empty")
+		return raft.SnapshotMeta{}, errors.New("it is empty")
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errors.New("it is cut short")
+		return raft.SnapshotMeta{}, errors.New("it is cut short")
 	case err != nil:
-		return fmt.Errorf("it is not valid JSON: %w", err)
+		return raft.SnapshotMeta{}, fmt.Errorf("it is not valid JSON: %w", err)
 	}
 	if m.Version < raft.SnapshotVersionMin || m.Version > raft.SnapshotVersionMax {
-		return fmt.Errorf("it gives snapshot version %d, which this build does not read", m.Version)
+		return raft.SnapshotMeta{}, fmt.Errorf("it gives snapshot version %d, which this build does not read", m.Version)
 	}
-	return nil
+	return m.SnapshotMeta, nil
 }
 
 // parseSnapshotID returns the term and index a snapshot's name gives
