@@ -79,7 +79,7 @@ func (l *Log) deleteFiles(gone []*segment) error {
 	var first error
 	for _, s := range gone {
 		s.gen++
-		s.f.Close()
+		s.close()
 		if l.repair == s {
 			l.repair = nil
 		}
@@ -189,6 +189,7 @@ func (l *Log) cutSegment(s *segment, cut int64) error {
 			return err
 		}
 	}
+	s.unmap()
 	if err := cutBatch(s.f, s.ver, cut); err != nil {
 		return err
 	}

@@ -1,5 +1,7 @@
 // Package wal is an append-only, segmented Raft log store: a
-// raft.LogStore whose append is one write() per StoreLogs batch.
+// raft.LogStore whose append is one write() per StoreLogs batch, or on
+// Linux one copy into a mapping of the zeros written ahead of it
+// (mapped_linux.go).
 //
 // # Why
 //
@@ -22,8 +24,8 @@
 //	entry:   length u32 | CRC-32C of the payload u32 | payload
 //	payload: index u64 | term u64 | type u8 | appended-at unix ns i64 | extensions length u32 | extensions | data
 //
-// All integers are little-endian. A batch is written with a single write
-// at the end of the active segment; when the segment would grow past its
+// All integers are little-endian. A batch is written at once at the end
+// of the active segment; when the segment would grow past its
 // size limit the next batch opens a new one (the old one is fsynced
 // first, whatever the mode, so only the last segment can have a torn
 // tail).

@@ -34,6 +34,9 @@ func (l *Log) writeAt(s *segment, b []byte, off int64) error {
 		s.f.WriteAt(b[:len(b)/2], off)
 		return err
 	}
+	if ok, err := l.copyMapped(s, b, off); ok || err != nil {
+		return err
+	}
 	_, err := s.f.WriteAt(b, off)
 	return err
 }
@@ -58,6 +61,7 @@ func (l *Log) sync(f *os.File) error {
 func (l *Log) undoAppend(s *segment) error {
 	err := l.inject(OpTruncate)
 	if err == nil {
+		s.unmap()
 		err = s.f.Truncate(s.size)
 	}
 	if err == nil {

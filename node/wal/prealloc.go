@@ -59,6 +59,7 @@ func (l *Log) preallocate(s *segment, n int64) {
 // sealLength cuts the zeros after a segment's content, before it is
 // sealed.
 func (l *Log) sealLength(s *segment) error {
+	s.unmap()
 	if s.alloc <= s.size {
 		return nil
 	}

@@ -100,6 +100,15 @@ type segment struct {
 	// running without the lock can tell its result is stale. (w)
 	synced, mark int64
 	gen          uint64
+	// win maps the preallocated zeros the next appends overwrite
+	// (mapped.go). (w)
+	win window
+}
+
+// close unmaps and closes s's file.
+func (s *segment) close() error {
+	s.unmap()
+	return s.f.Close()
 }
 
 func (s *segment) lastIndex() uint64 { return s.first + uint64(len(s.offs)) - 1 }
@@ -129,7 +138,7 @@ func Open(dir string, opts Options) (*Log, error) {
 	l := &Log{dir: dir, opts: opts, mark: make([]byte, markLen)}
 	if err := l.recover(); err != nil {
 		for _, s := range l.segs {
-			s.f.Close()
+			s.close()
 		}
 		return nil, err
 	}
@@ -425,7 +434,7 @@ func (l *Log) Close() error {
 				err = datasync(s.f)
 			}
 		}
-		if cerr := s.f.Close(); err == nil {
+		if cerr := s.close(); err == nil {
 			err = cerr
 		}
 	}
