@@ -2,7 +2,6 @@ package command
 
 import (
 	"errors"
-	"strings"
 
 	"github.com/goblindb/goblin/packed"
 )
@@ -85,9 +84,10 @@ pairs:
 func parseZIncrBy(argv [][]byte) (zaddArgs, error) {
 	// Redis parses ZINCRBY as ZADD INCR: ZADD's flags before the
 	// increment leave an odd number of arguments.
-	switch strings.ToLower(string(argv[2])) {
-	case "nx", "xx", "ch", "incr", "gt", "lt":
-		return zaddArgs{}, ErrSyntax
+	for _, flag := range [...]string{"nx", "xx", "ch", "incr", "gt", "lt"} {
+		if eqFold(argv[2], flag) {
+			return zaddArgs{}, ErrSyntax
+		}
 	}
 	s, ok := parseFloat(argv[2])
 	if !ok {

@@ -141,8 +141,13 @@ const (
 	watchHasIndex = 1 << 2
 )
 
-// Encode appends the binary form of e to dst.
+// Encode appends the binary form of e to dst. Given no room (a nil or
+// full dst), it makes room for a command entry's whole encoding first, so
+// a proposal is one allocation instead of a doubling per few arguments.
 func (e *Entry) Encode(dst []byte) []byte {
+	if cap(dst) == len(dst) && len(e.Commands) > 0 {
+		dst = append(make([]byte, 0, len(dst)+e.commandsLen()), dst...)
+	}
 	if e.Term != 0 || e.Proposal != 0 {
 		dst = append(dst, VersionProposal, byte(e.Op))
 		dst = binary.BigEndian.AppendUint64(dst, e.Term)
@@ -209,6 +214,19 @@ func (e *Entry) Encode(dst []byte) []byte {
 		dst = c.encode(dst)
 	}
 	return dst
+}
+
+// commandsLen bounds the encoding of e's header and commands (not what
+// an OpMulti watches).
+func (e *Entry) commandsLen() int {
+	n := 2 + 2*binary.MaxVarintLen64 + 2 + 2*binary.MaxVarintLen64
+	for _, c := range e.Commands {
+		n += 1 + binary.MaxVarintLen64
+		for _, a := range c.Argv {
+			n += binary.MaxVarintLen64 + len(a)
+		}
+	}
+	return n
 }
 
 func appendBytes(dst, b []byte) []byte {
