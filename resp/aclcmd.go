@@ -3,13 +3,12 @@ package resp
 import (
 	"bytes"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/goblindb/goblin/acl"
 	"github.com/goblindb/goblin/command"
+	"github.com/goblindb/goblin/internal/durable"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -348,7 +347,7 @@ func aclLoad(c *client) {
 func aclSave(c *client) {
 	op := c.s.acl.op
 	content := acl.FileContent(c.s.users())
-	if err := writeFileAtomic(op.File, content); err != nil {
+	if err := durable.ReplaceFile(op.File, content, 0o644); err != nil {
 		if op.Warn != nil {
 			op.Warn("ACL SAVE failed", "file", op.File, "error", err)
 		}
@@ -364,31 +363,4 @@ func aclSave(c *client) {
 		}
 	}
 	c.reply(func(w *command.Writer) { w.OK() })
-}
-
-func writeFileAtomic(name string, content []byte) error {
-	tmp := name + ".tmp-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 10)
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(content)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if d, err := os.Open(filepath.Dir(name)); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
 }

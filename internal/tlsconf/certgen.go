@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/goblindb/goblin/internal/durable"
 )
 
 // Usage says what a leaf certificate may be used for (extended key
@@ -204,31 +206,10 @@ func writePair(cert *x509.Certificate, key crypto.Signer, certFile, keyFile stri
 	return WriteFileAtomic(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}), 0o644)
 }
 
-// WriteFileAtomic writes data to a temporary file in path's directory and
-// renames it over path: a reader sees the old file or the new one, whole.
+// WriteFileAtomic writes data to path through a temporary file renamed
+// over it: a reader sees the old file or the new one, whole.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return durable.ReplaceFile(path, data, perm)
 }
 
 // WriteSet makes a new CA in dir (ca.crt, ca.key) and, for each name, a

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
+
+	"github.com/goblindb/goblin/internal/durable"
 )
 
 // DeleteRange deletes entries min through max: a prefix (after a
@@ -88,7 +90,7 @@ func (l *Log) deleteFiles(gone []*segment) error {
 		}
 	}
 	if len(gone) > 0 {
-		if err := syncDir(l.dir); err != nil && first == nil {
+		if err := durable.SyncDir(l.dir); err != nil && first == nil {
 			first = err
 		}
 	}
@@ -104,7 +106,7 @@ func (l *Log) removeStale() error {
 		}
 		l.stale = l.stale[1:]
 	}
-	return syncDir(l.dir)
+	return durable.SyncDir(l.dir)
 }
 
 // deletePrefix moves the first index past max, removes the segments that

@@ -7,6 +7,8 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+
+	"github.com/goblindb/goblin/internal/durable"
 )
 
 // The manifest records the base index of the log's last segment, so that
@@ -77,7 +79,7 @@ func (l *Log) writeManifest(last uint64) (renamed bool, err error) {
 		renamed = err == nil
 	}
 	if err == nil {
-		err = syncDir(l.dir)
+		err = durable.SyncDir(l.dir)
 	}
 	if err != nil {
 		os.Remove(tmp)

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/goblindb/goblin/internal/durable"
 )
 
 // DefaultSegmentSize is the size past which a new segment is started.
@@ -354,7 +356,7 @@ func (l *Log) createSegment(base uint64) (*segment, error) {
 		err = datasync(f)
 	}
 	if err == nil {
-		err = syncDir(l.dir)
+		err = durable.SyncDir(l.dir)
 	}
 	if err != nil {
 		f.Close()
@@ -371,18 +373,6 @@ func (l *Log) createSegment(base uint64) (*segment, error) {
 		return nil, err
 	}
 	return s, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // Sync makes every appended entry durable. Appends continue while it
