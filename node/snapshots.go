@@ -119,7 +119,7 @@ func checkSnapshotFiles(dir string) error {
 		if !e.IsDir() {
 			continue
 		}
-		for _, name := range []string{"meta.json", "state.bin"} {
+		for _, name := range []string{"meta.json", "state.bin", metaSumName} {
 			p := filepath.Join(dir, e.Name(), name)
 			if st, err := os.Lstat(p); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 				return fmt.Errorf("node: %s is not a regular file (%s): goblind never writes one; move it out of the data directory and start again", p, st.Mode().Type())
@@ -179,9 +179,10 @@ func (s *snapshotStore) keepAfter() uint64 {
 }
 
 // Open opens a snapshot, remembering why one did not. A snapshot whose
-// metadata gives another index than its state records is refused:
-// meta.json has no checksum, and restored under a wrong index the state
-// would skip or apply a second time the entries between the two.
+// metadata gives another index than its state records is refused: one
+// without meta.sum (an earlier build's) has nothing else to catch it,
+// and restored under a wrong index the state would skip or apply a
+// second time the entries between the two.
 func (s *snapshotStore) Open(id string) (*raft.SnapshotMeta, io.ReadCloser, error) {
 	m, rc, err := s.FileSnapshotStore.Open(id)
 	if err == nil {
@@ -287,6 +288,9 @@ func (t *trackedSink) Close() error {
 	case err != nil && !t.bad:
 		t.s.failed(err)
 	case err == nil:
+		if serr := writeMetaSum(filepath.Join(t.s.dir, t.ID())); serr != nil {
+			t.s.logger.Warn("writing a snapshot's checksum failed: the snapshot is kept without one", "id", t.ID(), "error", serr)
+		}
 		t.s.succeeded()
 		if t.s.written != nil {
 			t.s.written(time.Since(t.start), t.size)
@@ -320,7 +324,7 @@ func (s *snapshotStore) checkLog() error {
 	if err != nil {
 		return err
 	}
-	if err := s.setAsideUnreadable(all); err != nil {
+	if all, err = s.setAsideUnreadable(all); err != nil {
 		return err
 	}
 	first, err := s.log.FirstIndex()

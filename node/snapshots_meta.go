@@ -1,7 +1,7 @@
 package node
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,6 +51,7 @@ import (
 // unreadableSnapshot is a snapshot directory raft's store skips.
 type unreadableSnapshot struct {
 	id          string
+	claims      string // the ID its meta.json gives, when it parses
 	term, index uint64 // from its name; index 0 when the name gives none
 	why         error  // why its meta.json is not read
 }
@@ -72,11 +73,11 @@ func (s *snapshotStore) unreadable() ([]unreadableSnapshot, error) {
 		if !e.IsDir() || strings.HasSuffix(e.Name(), ".tmp") {
 			continue
 		}
-		_, why := readSnapshotMeta(filepath.Join(s.dir, e.Name(), "meta.json"))
+		claims, why := readSnapshotMeta(filepath.Join(s.dir, e.Name(), "meta.json"))
 		if why == nil {
 			continue
 		}
-		u := unreadableSnapshot{id: e.Name(), why: why}
+		u := unreadableSnapshot{id: e.Name(), claims: claims.ID, why: why}
 		u.term, u.index = parseSnapshotID(e.Name())
 		out = append(out, u)
 	}
@@ -99,28 +100,32 @@ func compareUint(a, b uint64) int {
 	return 0
 }
 
-// readSnapshotMeta reads a meta.json as raft's store does, and returns
-// it, or why raft would skip the snapshot.
+// readSnapshotMeta reads a meta.json as raft's store does, checked
+// against its meta.sum (snapshots_sum.go), and returns it, or why raft
+// would skip the snapshot or why it must not be used (with what it
+// claims when only the checksum fails).
 func readSnapshotMeta(path string) (raft.SnapshotMeta, error) {
-	f, err := os.Open(path)
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return raft.SnapshotMeta{}, errors.New("it is missing")
 	}
 	if err != nil {
 		return raft.SnapshotMeta{}, err
 	}
-	defer f.Close()
 	var m struct { // raft's fileSnapshotMeta
 		raft.SnapshotMeta
 		CRC []byte
 	}
-	switch err := json.NewDecoder(bufio.NewReader(f)).Decode(&m); {
+	switch err := json.NewDecoder(bytes.NewReader(b)).Decode(&m); {
 	case errors.Is(err, io.EOF):
 		return raft.SnapshotMeta{}, errors.New("it is empty")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return raft.SnapshotMeta{}, errors.New("it is cut short")
 	case err != nil:
 		return raft.SnapshotMeta{}, fmt.Errorf("it is not valid JSON: %w", err)
+	}
+	if err := checkMetaSum(filepath.Dir(path), b); err != nil {
+		return m.SnapshotMeta, err // what it claims, for the caller to ignore
 	}
 	if m.Version < raft.SnapshotVersionMin || m.Version > raft.SnapshotVersionMax {
 		return raft.SnapshotMeta{}, fmt.Errorf("it gives snapshot version %d, which this build does not read", m.Version)
@@ -146,15 +151,25 @@ func parseSnapshotID(id string) (term, index uint64) {
 	return n[0], n[1]
 }
 
-// setAsideUnreadable judges the snapshots raft's store skips against
-// the newest it lists (all: raft's listing, newest first), moves them
-// aside when the log makes up for them, and otherwise fails with what
-// to do, moving nothing.
-func (s *snapshotStore) setAsideUnreadable(all []*raft.SnapshotMeta) error {
+// setAsideUnreadable judges the snapshots raft's store skips, and those
+// whose meta.json does not match its checksum, against the newest of the
+// others (all: raft's listing, newest first), moves them aside when the
+// log makes up for them, and otherwise fails with what to do, moving
+// nothing. It returns raft's listing without them: what raft lists once
+// they are moved.
+func (s *snapshotStore) setAsideUnreadable(all []*raft.SnapshotMeta) ([]*raft.SnapshotMeta, error) {
 	bad, err := s.unreadable()
 	if err != nil || len(bad) == 0 {
-		return err
+		return all, err
 	}
+	// raft lists a snapshot whose meta.json parses, damaged or not.
+	var good []*raft.SnapshotMeta
+	for _, m := range all {
+		if !slices.ContainsFunc(bad, func(u unreadableSnapshot) bool { return u.id == m.ID || u.claims == m.ID }) {
+			good = append(good, m)
+		}
+	}
+	all = good
 	var base *raft.SnapshotMeta // the state raft starts from; nil: the log's first entry
 	var from uint64             // the state's index
 	if len(all) > 0 {
@@ -162,7 +177,7 @@ func (s *snapshotStore) setAsideUnreadable(all []*raft.SnapshotMeta) error {
 	}
 	for _, u := range bad {
 		if u.index == 0 {
-			return fmt.Errorf("node: %s is in the snapshot directory %s but raft cannot read it: %s, and its name is not a snapshot's (TERM-INDEX-MILLISECONDS), so what state it holds cannot be told. "+
+			return nil, fmt.Errorf("node: %s is in the snapshot directory %s but raft cannot read it: %s, and its name is not a snapshot's (TERM-INDEX-MILLISECONDS), so what state it holds cannot be told. "+
 				"Move it out of %s and start the node again", u.id, s.dir, u.reason(), s.dir)
 		}
 	}
@@ -174,7 +189,7 @@ func (s *snapshotStore) setAsideUnreadable(all []*raft.SnapshotMeta) error {
 			if base != nil {
 				startsFrom = "snapshot " + base.ID
 			}
-			return fmt.Errorf("node: snapshot %s cannot be used: %s, and the log cannot rebuild it from %s (%v): starting without it would lose what it holds. %s",
+			return nil, fmt.Errorf("node: snapshot %s cannot be used: %s, and the log cannot rebuild it from %s (%v): starting without it would lose what it holds. %s",
 				newest.id, newest.reason(), startsFrom, why, s.startOver())
 		}
 	}
@@ -198,7 +213,7 @@ func (s *snapshotStore) setAsideUnreadable(all []*raft.SnapshotMeta) error {
 		s.setAsideAtOpen = append(s.setAsideAtOpen, u.id+": "+u.reason()+", "+where)
 		s.mu.Unlock()
 	}
-	return nil
+	return all, nil
 }
 
 // logRebuilds returns why the log cannot rebuild snapshot u from the

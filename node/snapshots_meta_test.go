@@ -16,7 +16,8 @@ import (
 )
 
 // metaDamages are the ways a snapshot's meta.json is found unreadable:
-// raft's store then lists the snapshot no more.
+// raft's store then lists the snapshot no more; or damaged, still valid
+// JSON that raft would believe, which its checksum (meta.sum) tells.
 var metaDamages = []struct {
 	name   string
 	damage func(b []byte) []byte // nil: the file is deleted
@@ -26,6 +27,11 @@ var metaDamages = []struct {
 	{"not JSON", func(b []byte) []byte { return bytes.Repeat([]byte{0xa5}, len(b)) }},
 	{"empty", func([]byte) []byte { return []byte{} }},
 	{"unknown version", func(b []byte) []byte { return bytes.Replace(b, []byte(`"Version":1,`), []byte(`"Version":99,`), 1) }},
+	{"voter made nonvoter", func(b []byte) []byte { return bytes.Replace(b, []byte(`"Suffrage":0`), []byte(`"Suffrage":1`), 1) }},
+	{"bit flipped in an ID", func(b []byte) []byte {
+		i := bytes.Index(b, []byte(`"ID":"`)) + len(`"ID":"`)
+		return append(append(append([]byte{}, b[:i]...), b[i]^1), b[i+1:]...)
+	}},
 }
 
 // damageMeta damages the meta.json of snapshot id in the data directory
@@ -262,4 +268,38 @@ func TestSnapshotDirectoryNotASnapshot(t *testing.T) {
 	}
 	n, _ := startLogged(t, dir)
 	checkExactly(t, n, 250)
+}
+
+// TestSnapshotWithoutChecksum: a snapshot without meta.sum (written by
+// an earlier build, or a crash right after raft wrote it) is restored as
+// it is; snapshots written from then on have one.
+func TestSnapshotWithoutChecksum(t *testing.T) {
+	dir := twoSnapshots(t, LogStoreWAL)
+	metas := snapshotIDs(t, dir)
+	for _, m := range metas {
+		p := filepath.Join(dir, "snapshots", "snapshots", m.ID, metaSumName)
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("a snapshot was written without its checksum: %v", err)
+		}
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, logs := startLogged(t, dir)
+	checkExactly(t, n, 250)
+	if ids := snapshotIDs(t, dir); len(ids) != 2 {
+		t.Fatalf("snapshots after the restart: %v, want both", ids)
+	}
+	if strings.Contains(logs.String(), "moved aside") {
+		t.Fatalf("a snapshot without a checksum was moved aside:\n%s", logs)
+	}
+	if got := n.fsm.Applied(); got < metas[0].Index {
+		t.Fatalf("applied index %d, below the newest snapshot's %d", got, metas[0].Index)
+	}
+	writeMembers(t, n, 250, 300)
+	snapshot(t, n)
+	newest := snapshotIDs(t, dir)[0]
+	if _, err := os.Stat(filepath.Join(dir, "snapshots", "snapshots", newest.ID, metaSumName)); err != nil {
+		t.Fatalf("the new snapshot has no checksum: %v", err)
+	}
 }

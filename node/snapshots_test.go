@@ -123,7 +123,8 @@ func TestCorruptSnapshotFallsBack(t *testing.T) {
 	}
 }
 
-// TestSnapshotMetaIndexDamaged: meta.json carries no checksum; a newest
+// TestSnapshotMetaIndexDamaged: a snapshot without meta.sum (an earlier
+// build's) has nothing to check its meta.json against; a newest such
 // snapshot whose metadata gives another index than its state records
 // (restored, it would skip the entries between the two, or apply them a
 // second time) is treated as corrupt: the node starts from the older one
@@ -144,6 +145,9 @@ func TestSnapshotMetaIndexDamaged(t *testing.T) {
 			}
 			b = []byte(strings.Replace(string(b), old, fmt.Sprintf(`"Index":%d,`, int64(newest.Index)+delta), 1))
 			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(filepath.Join(filepath.Dir(p), metaSumName)); err != nil {
 				t.Fatal(err)
 			}
 			n := startFaulty(t, dir, LogStoreAuto, FsyncAlways, nil)
