@@ -29,12 +29,13 @@ import (
 // would a written page. Recovery and GetLog read with pread and see the
 // same pages.
 //
-// The zeros are blocks already written, so a copy into them never makes
-// the file system allocate: a full disk cannot fault it. What can is the
-// file cut behind the log's back, or a page that cannot be read back in
-// (an I/O error): the copy runs with the runtime's panic on fault, and a
-// fault is a failed append like a failed pwrite (StoreLogs cuts the batch
-// and returns the error).
+// The zeros are blocks already written, so on a file system that
+// overwrites in place (ext4, XFS) a copy into them never allocates and a
+// full disk cannot fault it. What can is the file cut behind the log's
+// back, a page that cannot be read back in (an I/O error), or a
+// copy-on-write file system out of space: the copy runs with the
+// runtime's panic on fault, and a fault is a failed append like a failed
+// pwrite (StoreLogs cuts the batch and returns the error).
 //
 // The window mapped runs from the page holding the end of the content to
 // the end of the zeros (at most preallocChunk and a page); it is mapped
