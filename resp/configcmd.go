@@ -26,7 +26,12 @@ import (
 // thresholds are accepted and kept (Goblin has one structure for every
 // size, so they change nothing), which lets tools and test suites that
 // tune them run. Every other setting is fixed at startup and refused as
-// Redis refuses an immutable one.
+// Redis refuses an immutable one; those Redis does let CONFIG SET change
+// (save, appendonly, appendfsync, timeout, notify-keyspace-events,
+// proto-max-bulk-len, port, tls-port) take the value they hold, so
+// a script that sets what Goblin already does (CONFIG SET save "" to turn
+// RDB snapshots off) runs, and refuse another value saying what Goblin
+// keeps.
 
 // param is one configuration parameter.
 type param struct {
@@ -62,6 +67,18 @@ func (st *settings) put(name, v string) {
 }
 
 func fixed(v string) func(*Server) string { return func(*Server) string { return v } }
+
+// held makes p, a setting Redis can change and Goblin keeps, accept the
+// value it holds (ASCII case aside) and refuse any other.
+func held(p param) param {
+	p.set = func(s *Server, v string) error {
+		if cur := p.get(s); !strings.EqualFold(v, cur) {
+			return fmt.Errorf("Goblin keeps it at '%s'", cur)
+		}
+		return nil
+	}
+	return p
+}
 
 // numeric is a parameter kept in settings: an integer within [lo, hi],
 // or with memory set a byte count that may carry a unit (1kb, 5m), as
@@ -147,10 +164,10 @@ func (s *Server) params() map[string]param {
 		{name: "databases", get: fixed(strconv.Itoa(keyspace.NumDBs))},
 		{name: "maxmemory", get: getMaxMemory, set: s.memorySetter()},
 		{name: "maxmemory-policy", get: fixed("noeviction"), set: setMaxMemoryPolicy},
-		{name: "save", get: fixed("")},
-		{name: "appendonly", get: fixed("no")},
-		{name: "appendfsync", get: func(s *Server) string { return s.backend.Status().Fsync }},
-		{name: "timeout", get: fixed("0")},
+		held(param{name: "save", get: fixed("")}),
+		held(param{name: "appendonly", get: fixed("no")}),
+		held(param{name: "appendfsync", get: func(s *Server) string { return s.backend.Status().Fsync }}),
+		held(param{name: "timeout", get: fixed("0")}),
 		{name: "maxclients", get: func(s *Server) string { return strconv.FormatInt(s.MaxClients(), 10) },
 			set: func(s *Server, v string) error {
 				n, err := parseBounded(v, 1, math.MaxUint32)
@@ -159,7 +176,7 @@ func (s *Server) params() map[string]param {
 				}
 				return s.setMaxClients(n)
 			}},
-		{name: "proto-max-bulk-len", get: fixed(strconv.Itoa(wire.ProtoMaxBulkLen))},
+		held(param{name: "proto-max-bulk-len", get: fixed(strconv.Itoa(wire.ProtoMaxBulkLen))}),
 		{name: "cluster-enabled", get: func(s *Server) string {
 			if s.backend.Status().Clustered {
 				return "yes"
@@ -193,10 +210,10 @@ func (s *Server) params() map[string]param {
 				}
 				return err
 			}},
-		{name: "notify-keyspace-events", get: fixed("")},
+		held(param{name: "notify-keyspace-events", get: fixed("")}),
 		{name: "replicaof", get: fixed("")},
-		{name: "port", get: func(s *Server) string { return addrPort(s.Addr()) }},
-		{name: "tls-port", get: func(s *Server) string { return addrPort(s.TLSAddr()) }},
+		held(param{name: "port", get: func(s *Server) string { return addrPort(s.Addr()) }}),
+		held(param{name: "tls-port", get: func(s *Server) string { return addrPort(s.TLSAddr()) }}),
 		{name: "bind", get: func(s *Server) string {
 			if a := s.Addr(); a != nil {
 				return a.String()
