@@ -76,7 +76,7 @@ func (c *clusterOptions) check() error {
 		return fmt.Errorf("--election-timeout %s is shorter than --heartbeat-timeout %s%s: Raft needs it at least as long; "+
 			"raise --election-timeout, or leave it unset (300ms, or --heartbeat-timeout if longer)", c.electionTimeout, heartbeat, given)
 	}
-	if c.commitTimeout != 0 && c.commitTimeout < minCommitTimeout {
+	if c.commitTimeout < minCommitTimeout { // 0 too: it would mean Raft's default, not what was asked
 		return fmt.Errorf("--commit-timeout must be at least %s, not %s", minCommitTimeout, c.commitTimeout)
 	}
 	if c.maxVoters < 1 { // the cluster would take it as 5

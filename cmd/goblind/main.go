@@ -187,8 +187,13 @@ func (o *options) check() error {
 	if o.procs < 0 {
 		return fmt.Errorf("--procs must be ≥ 0")
 	}
-	if o.snapshotInterval != 0 && o.snapshotInterval < minRaftTimeout {
+	// 0 is refused too: the node would take it as its default, which is
+	// not what was asked.
+	if o.snapshotInterval < minRaftTimeout {
 		return fmt.Errorf("--snapshot-interval must be at least %s, not %s", minRaftTimeout, o.snapshotInterval)
+	}
+	if o.snapshotThreshold == 0 {
+		return fmt.Errorf("--snapshot-threshold must be at least 1 entry, not 0")
 	}
 	if err := o.cluster.resolve(o); err != nil {
 		return err
