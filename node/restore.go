@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/goblindb/goblin/backup"
+	"github.com/goblindb/goblin/internal/durable"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -119,10 +120,7 @@ func SeedRestore(dataDir string, r io.Reader) (*backup.Meta, error) {
 	if err := os.Rename(tmp.Name(), filepath.Join(dataDir, pendingFile)); err != nil {
 		return nil, err
 	}
-	if d, err := os.Open(dataDir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	durable.SyncDir(dataDir) // the rename is done; a failed sync only weakens it
 	return m, nil
 }
 

@@ -39,11 +39,11 @@ func singleNodeID(st *stores, snaps *snapshotStore, id string, adopt bool, logge
 			voters = append(voters, string(s.ID))
 		}
 	}
-	switch {
-	case len(conf.Servers) == 1 && len(voters) == 1 && adopt:
-		logger.Info("the data directory is a single node's created under another ID: keeping that ID", "id", voters[0], "derived-id", id)
-		return voters[0], nil
-	case len(conf.Servers) == 1 && len(voters) == 1:
+	if len(conf.Servers) == 1 && len(voters) == 1 {
+		if adopt {
+			logger.Info("the data directory is a single node's created under another ID: keeping that ID", "id", voters[0], "derived-id", id)
+			return voters[0], nil
+		}
 		return "", fmt.Errorf("node: the data directory holds the state of single node %q, not of %q: start it with --id %s (or without --id), or give --data a new directory", voters[0], id, voters[0])
 	}
 	return "", fmt.Errorf("node: the data directory holds the state of a cluster of %d servers (voters: %s), not of a single node: start it with the cluster's flags (--join, and --id as before), or give --data a new directory",

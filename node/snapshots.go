@@ -119,7 +119,7 @@ func checkSnapshotFiles(dir string) error {
 		if !e.IsDir() {
 			continue
 		}
-		for _, name := range []string{"meta.json", "state.bin", metaSumName} {
+		for _, name := range []string{metaFileName, "state.bin", metaSumName} {
 			p := filepath.Join(dir, e.Name(), name)
 			if st, err := os.Lstat(p); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 				return fmt.Errorf("node: %s is not a regular file (%s): goblind never writes one; move it out of the data directory and start again", p, st.Mode().Type())
@@ -563,7 +563,7 @@ func (s *snapshotStore) dirOf(id string) string {
 		if !e.IsDir() {
 			continue
 		}
-		if m, err := readSnapshotMeta(filepath.Join(s.dir, e.Name(), "meta.json")); err == nil && m.ID == id {
+		if m, err := readSnapshotMeta(filepath.Join(s.dir, e.Name(), metaFileName)); err == nil && m.ID == id {
 			return e.Name()
 		}
 	}

@@ -73,7 +73,7 @@ func (s *snapshotStore) unreadable() ([]unreadableSnapshot, error) {
 		if !e.IsDir() || strings.HasSuffix(e.Name(), ".tmp") {
 			continue
 		}
-		claims, why := readSnapshotMeta(filepath.Join(s.dir, e.Name(), "meta.json"))
+		claims, why := readSnapshotMeta(filepath.Join(s.dir, e.Name(), metaFileName))
 		if why == nil {
 			continue
 		}

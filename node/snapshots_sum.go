@@ -26,8 +26,12 @@ import (
 // crash between raft's rename and the sum) is taken as it is; writing the
 // sum failing only loses the check, so it is logged and the snapshot kept.
 
-// metaSumName is the checksum file in a snapshot's directory.
-const metaSumName = "meta.sum"
+// metaFileName is raft's metadata file in a snapshot's directory, and
+// metaSumName the checksum file beside it.
+const (
+	metaFileName = "meta.json"
+	metaSumName  = "meta.sum"
+)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -39,7 +43,7 @@ func metaSum(b []byte) string {
 // writeMetaSum writes the checksum of the meta.json in the snapshot
 // directory dir, durably.
 func writeMetaSum(dir string) error {
-	b, err := os.ReadFile(filepath.Join(dir, "meta.json"))
+	b, err := os.ReadFile(filepath.Join(dir, metaFileName))
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/goblindb/goblin/backup"
+	"github.com/goblindb/goblin/internal/durable"
 )
 
 // goblind backup takes a backup of a running node, leader or follower,
@@ -221,10 +222,7 @@ func takeBackup(fs *flag.FlagSet, nf *nodeFlags, path string, verify, progress b
 	if err := os.Rename(tmp, path); err != nil {
 		return nil, err
 	}
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	durable.SyncDir(filepath.Dir(path)) // the rename is done; a failed sync only weakens it
 	return m, nil
 }
 

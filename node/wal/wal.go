@@ -103,7 +103,7 @@ type segment struct {
 	synced, mark int64
 	gen          uint64
 	// win maps the preallocated zeros the next appends overwrite
-	// (mapped.go). (w)
+	// (mapped_linux.go). (w)
 	win window
 }
 
