@@ -187,6 +187,10 @@ func TestCloseRunsNothingNew(t *testing.T) {
 	if got := b.do("PING"); got != "+PONG\r\n" {
 		t.Fatalf("PING = %q", got)
 	}
+	// The PING's batch stays counted until its reply is written, which
+	// may be just after the client read it: wait for it to go, so that
+	// the count below is the write's.
+	testutil.Poll(t, 5*time.Second, "the PING's batch to end", func() bool { return s.active.Load() == 0 })
 	hold := make(chan struct{})
 	f.mu.Lock()
 	f.hold = hold
