@@ -9,13 +9,16 @@ cd "$(dirname "$0")"
 
 FUZZTIME=${FUZZTIME:-5s}
 
-echo "== go vet"
+# phase prints a phase's heading with the time the run has taken so far.
+phase() { printf '== %s (at %dm%02ds)\n' "$1" $((SECONDS / 60)) $((SECONDS % 60)); }
+
+phase "go vet"
 go vet ./...
 # The benchmark tool is its own module (bench/go.mod), so the server's
 # go.mod keeps only what goblind uses.
 (cd bench && go vet ./...)
 
-echo "== go test -race"
+phase "go test -race"
 go test -race -count=1 -timeout 30m ./...
 (cd bench && go test -race -count=1 -timeout 10m ./...)
 # go-redis's RouteByLatency races inside the client under -race, so that
@@ -26,10 +29,10 @@ go test -count=1 -timeout 5m -run 'TestClusterClients/RouteByLatency' ./e2e
 # coming back at new addresses runs without the detector.
 go test -count=1 -timeout 5m -run 'TestAllNodesBackAtNewAddresses' ./cluster
 
-echo "== go test -tags invariants ./packed/ (every mutation checks the whole set)"
+phase "go test -tags invariants ./packed/ (every mutation checks the whole set)"
 go test -count=1 -timeout 10m -tags invariants ./packed/
 
-echo "== Redis's own sorted-set and ACL tests against goblind"
+phase "Redis's own sorted-set and ACL tests against goblind"
 if command -v tclsh >/dev/null && command -v redis-server >/dev/null; then
 	e2e/redis-suite.sh
 elif [ "${GOBLIN_REQUIRE_REDIS:-}" = 1 ]; then
@@ -39,7 +42,7 @@ else
 	echo "skipped: needs tclsh and redis-server (apt-get install -y tcl redis-server)"
 fi
 
-echo "== fuzzing (${FUZZTIME} per target)"
+phase "fuzzing (${FUZZTIME} per target)"
 # Every Fuzz* function in every package runs alone, bounded in time.
 while read -r file; do
 	pkg=$(dirname "$file")
@@ -62,4 +65,4 @@ while read -r file; do
 	done
 done < <(grep -rl --include='*_test.go' '^func Fuzz' . | sort)
 
-echo "== all tests passed"
+phase "all tests passed"
