@@ -23,12 +23,28 @@ func validate[A any](parse func([][]byte) (A, error)) func([][]byte) error {
 	}
 }
 
+// zaddArgs is a parsed ZADD or ZINCRBY. The score-member pairs stay in
+// the command's arguments; the scores are parsed once, into score0 for
+// the one pair most commands carry, so parsing allocates nothing then
+// (the edge parses each write to validate it, the state machine again to
+// run it).
 type zaddArgs struct {
-	key     []byte
-	flags   packed.AddFlags
-	ch      bool
-	scores  []float64
-	members [][]byte
+	key    []byte
+	flags  packed.AddFlags
+	ch     bool
+	pairs  [][]byte  // score, member, score, member...
+	score0 float64   // the score of the only pair
+	scores []float64 // the scores, given more than one pair
+}
+
+func (a *zaddArgs) len() int            { return len(a.pairs) / 2 }
+func (a *zaddArgs) member(j int) []byte { return a.pairs[2*j+1] }
+
+func (a *zaddArgs) score(j int) float64 {
+	if a.scores == nil {
+		return a.score0
+	}
+	return a.scores[j]
 }
 
 func parseZAdd(argv [][]byte) (zaddArgs, error) {
@@ -68,15 +84,20 @@ pairs:
 	if f&packed.AddIncr != 0 && elements > 1 {
 		return a, ErrIncrPair
 	}
-	a.scores = make([]float64, elements)
-	a.members = make([][]byte, elements)
+	a.pairs = argv[i:]
+	if elements > 1 {
+		a.scores = make([]float64, elements)
+	}
 	for j := 0; j < elements; j++ {
-		s, ok := parseFloat(argv[i+2*j])
+		s, ok := parseFloat(a.pairs[2*j])
 		if !ok {
 			return a, ErrNotFloat
 		}
-		a.scores[j] = s
-		a.members[j] = argv[i+2*j+1]
+		if a.scores != nil {
+			a.scores[j] = s
+		} else {
+			a.score0 = s
+		}
 	}
 	return a, nil
 }
@@ -93,7 +114,7 @@ func parseZIncrBy(argv [][]byte) (zaddArgs, error) {
 	if !ok {
 		return zaddArgs{}, ErrNotFloat
 	}
-	return zaddArgs{key: argv[1], flags: packed.AddIncr, scores: []float64{s}, members: [][]byte{argv[3]}}, nil
+	return zaddArgs{key: argv[1], flags: packed.AddIncr, pairs: argv[2:4], score0: s}, nil
 }
 
 func runZAdd(c *Ctx, argv [][]byte) {
@@ -134,8 +155,8 @@ func zadd(c *Ctx, a zaddArgs) {
 	} else {
 		z = packed.New(c.layoutFor(a.key))
 	}
-	for _, m := range a.members {
-		if z.CheckMember(m) != nil {
+	for j := range a.len() {
+		if z.CheckMember(a.member(j)) != nil {
 			c.W.Error(ErrPackedMember)
 			return
 		}
@@ -146,8 +167,8 @@ func zadd(c *Ctx, a zaddArgs) {
 	}
 	added, updated, processed := 0, 0, 0
 	var score float64
-	for j, m := range a.members {
-		res, err := z.Add(m, a.scores[j], a.flags)
+	for j := range a.len() {
+		res, err := z.Add(a.member(j), a.score(j), a.flags)
 		if err != nil {
 			if errors.Is(err, packed.ErrNaN) {
 				c.W.Error(ErrNaN)
