@@ -190,17 +190,17 @@ func (d *DB) Touch(key []byte, idx uint64) {
 	}
 }
 
-// Each calls fn for every key that is not expired at now, in no particular
-// order, until fn returns false.
+// Each calls fn for every key that is not expired at now, in SCAN order,
+// until fn returns false. The order is the same on every node, so what a
+// command applied through the log answers (KEYS) is too.
 func (d *DB) Each(now int64, fn func(key string, e *Entry) bool) {
-	for k, e := range d.keys {
+	d.order.Scan(func(it scanItem) bool {
+		e := d.keys[it.key]
 		if e.ExpireAt != 0 && e.ExpireAt <= now {
-			continue
+			return true
 		}
-		if !fn(k, e) {
-			return
-		}
-	}
+		return fn(it.key, e)
+	})
 }
 
 // Scan visits keys from cursor on in SCAN order, calling fn for each key
