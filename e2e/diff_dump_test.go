@@ -53,7 +53,9 @@ func genRestore(g *gen, _ int) []string {
 		set.Score = append(set.Score, s)
 	}
 	payload := restamp(rdb.AppendPayload(nil, set, format70), 10)
-	bad := false
+	// A set left empty (every score drawn failed to parse) is a bad
+	// payload too: both answer Bad data format for it.
+	bad := len(set.Member) == 0
 	switch x := g.n(40); {
 	case x == 0:
 		payload[g.n(len(payload))] ^= byte(1 + g.n(255))
