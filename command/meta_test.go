@@ -69,14 +69,16 @@ func TestCategories(t *testing.T) {
 	}
 }
 
-func TestKeyRefs(t *testing.T) {
-	argv := func(s string) [][]byte {
-		var out [][]byte
-		for _, f := range strings.Fields(s) {
-			out = append(out, []byte(f))
-		}
-		return out
+// argvOf splits a command line at spaces into its arguments.
+func argvOf(s string) [][]byte {
+	var out [][]byte
+	for _, f := range strings.Fields(s) {
+		out = append(out, []byte(f))
 	}
+	return out
+}
+
+func TestKeyRefs(t *testing.T) {
 	rd, wr := KeyRO|KeyAccess, KeyRW|KeyUpdate
 	for _, tc := range []struct {
 		cmd  string
@@ -95,7 +97,7 @@ func TestKeyRefs(t *testing.T) {
 		{"rename a b", []KeyRef{{1, KeyRW | KeyAccess | KeyDelete}, {2, KeyOW | KeyUpdate}}},
 		{"ping", nil},
 	} {
-		a := argv(tc.cmd)
+		a := argvOf(tc.cmd)
 		m := MetaFor(LookupMeta(string(a[0])), a)
 		if got := m.KeyRefs(a, nil); (len(got) != 0 || len(tc.want) != 0) && !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.cmd, got, tc.want)

@@ -1,22 +1,12 @@
 package command
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
 // A ZADD or ZINCRBY of one pair parses without allocating: every write is
 // parsed twice (the edge validates it, the state machine runs it), and
 // these are the commands most writes are. Several pairs keep their scores
 // and members paired.
 func TestZAddParse(t *testing.T) {
-	argv := func(s string) [][]byte {
-		var out [][]byte
-		for _, f := range strings.Fields(s) {
-			out = append(out, []byte(f))
-		}
-		return out
-	}
 	for _, c := range []struct {
 		cmd   string
 		parse func([][]byte) (zaddArgs, error)
@@ -25,7 +15,7 @@ func TestZAddParse(t *testing.T) {
 		{"ZADD k XX CH 1.5 m", parseZAdd},
 		{"ZINCRBY k 1.5 m", parseZIncrBy},
 	} {
-		a := argv(c.cmd)
+		a := argvOf(c.cmd)
 		if n := testing.AllocsPerRun(100, func() { c.parse(a) }); n != 0 {
 			t.Errorf("%s: %v allocations a parse, want 0", c.cmd, n)
 		}
@@ -34,7 +24,7 @@ func TestZAddParse(t *testing.T) {
 			t.Errorf("%s: parsed %+v, %v", c.cmd, got, err)
 		}
 	}
-	got, err := parseZAdd(argv("ZADD k 1 a 2 b 3 c"))
+	got, err := parseZAdd(argvOf("ZADD k 1 a 2 b 3 c"))
 	if err != nil || got.len() != 3 {
 		t.Fatalf("three pairs: %+v, %v", got, err)
 	}
@@ -44,7 +34,7 @@ func TestZAddParse(t *testing.T) {
 		}
 	}
 	for cmd, want := range map[string]error{"ZADD k 1 a x b": ErrNotFloat, "ZADD k 1 a 2": ErrSyntax, "ZADD k INCR 1 a 2 b": ErrIncrPair} {
-		if _, err := parseZAdd(argv(cmd)); err != want {
+		if _, err := parseZAdd(argvOf(cmd)); err != want {
 			t.Errorf("%s: %v, want %v", cmd, err, want)
 		}
 	}

@@ -203,6 +203,20 @@ func (d *DB) Each(now int64, fn func(key string, e *Entry) bool) {
 	})
 }
 
+// EachUnordered is Each in no particular order, for totals that do not
+// depend on it (INFO, metrics): a tenth of Each's time, which matters
+// under the read lock that holds writes back.
+func (d *DB) EachUnordered(now int64, fn func(key string, e *Entry) bool) {
+	for k, e := range d.keys {
+		if e.ExpireAt != 0 && e.ExpireAt <= now {
+			continue
+		}
+		if !fn(k, e) {
+			return
+		}
+	}
+}
+
 // Scan visits keys from cursor on in SCAN order, calling fn for each key
 // (expired ones included; callers filter), and stops once it has visited
 // count keys and the next key's hash differs from the last one's, so keys

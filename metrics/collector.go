@@ -185,7 +185,7 @@ func (c *Collector) collectKeyspace(gauge, counter func(*prometheus.Desc, float6
 			if d.Len() == 0 {
 				continue
 			}
-			d.Each(0, func(_ string, e *keyspace.Entry) bool {
+			d.EachUnordered(0, func(_ string, e *keyspace.Entry) bool {
 				if e.Z != nil {
 					dbs[i].members += e.Z.Len()
 				}

@@ -116,7 +116,7 @@ func infoMemory(s *Server, b *strings.Builder) {
 	keys := 0
 	s.backend.View(func(ks *keyspace.Keyspace, _ int64) {
 		for i := 0; i < keyspace.NumDBs; i++ {
-			ks.DB(i).Each(0, func(k string, e *keyspace.Entry) bool {
+			ks.DB(i).EachUnordered(0, func(k string, e *keyspace.Entry) bool {
 				dataset += command.KeyMemory(k, e)
 				keys++
 				return true
