@@ -411,6 +411,8 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 			switch {
 			case errors.Is(err, errAllLeaving):
 				c.log.Info(msgKeepConfiguration)
+			case errors.Is(err, errLeaderless):
+				c.log.Warn(msgLeaderless, "waited", leaveLeaderlessWait)
 			case err != nil:
 				leaveErr = fmt.Errorf("cluster: removing this node from the configuration: %w", err)
 			default:
@@ -474,6 +476,7 @@ func (c *Cluster) removeSelf(conf []node.Server, deadline time.Time) error {
 		conf, err := c.node.Configuration()
 		return err == nil && !hasID(conf, c.cfg.ID)
 	}
+	lw := leaderWatch{node: c.node, seen: time.Now()}
 	for {
 		if removed() {
 			return nil
@@ -497,8 +500,11 @@ func (c *Cluster) removeSelf(conf []node.Server, deadline time.Time) error {
 		done := make(chan error, 1)
 		go func() { done <- c.node.RemoveServer(c.cfg.ID) }()
 		var err error
-		if c.awaitRemoval(done, &err, removed) {
+		if c.awaitRemoval(done, &err, removed, &lw) {
 			return nil
+		}
+		if errors.Is(err, errLeaderless) {
+			return err
 		}
 		if err == nil || errors.Is(err, node.ErrNoSuchNode) || removed() {
 			return nil
@@ -508,6 +514,9 @@ func (c *Cluster) removeSelf(conf []node.Server, deadline time.Time) error {
 		}
 		c.log.Debug("removing this node from the configuration failed; retrying", "error", err)
 		time.Sleep(200 * time.Millisecond)
+		if lw.lost() {
+			return errLeaderless
+		}
 		// The others' departures may have arrived since Leave counted
 		// (a leader that is stopping too refuses the removal).
 		if c.stayingVoters(conf) == 0 {
@@ -517,8 +526,11 @@ func (c *Cluster) removeSelf(conf []node.Server, deadline time.Time) error {
 }
 
 // awaitRemoval waits for a removal request's answer (in *err) and
-// reports true if the configuration shows the node removed first.
-func (c *Cluster) awaitRemoval(done <-chan error, err *error, removed func() bool) bool {
+// reports true if the configuration shows the node removed first. It
+// stops waiting with errLeaderless once lw has gone without a leader for
+// leaveLeaderlessWait: the request then waits for a leader, or for one
+// it cannot reach, in vain.
+func (c *Cluster) awaitRemoval(done <-chan error, err *error, removed func() bool, lw *leaderWatch) bool {
 	poll := time.NewTicker(100 * time.Millisecond)
 	defer poll.Stop()
 	for {
@@ -529,9 +541,46 @@ func (c *Cluster) awaitRemoval(done <-chan error, err *error, removed func() boo
 			if removed() {
 				return true
 			}
+			if lw.lost() {
+				*err = errLeaderless
+				return false
+			}
 		}
 	}
 }
+
+// leaveLeaderlessWait is how long a leaving node asks to be removed while
+// it knows no leader. An election that can succeed ends within about
+// three heartbeat timeouts (node.Config); this wait is ten of the default
+// ones. Longer means no quorum is reachable from here (the node is cut
+// off, or the others are stopping too without its hearing of it), and
+// the removal would wait out Leave's whole timeout for nothing.
+const leaveLeaderlessWait = 3 * time.Second
+
+// leaderWatch tracks when the node last knew a leader (itself included).
+type leaderWatch struct {
+	node Node
+	seen time.Time
+}
+
+// lost samples the node and reports whether it has known no leader for
+// leaveLeaderlessWait.
+func (w *leaderWatch) lost() bool {
+	now := time.Now()
+	if w.node.IsLeader() || w.node.LeaderID() != "" {
+		w.seen = now
+		return false
+	}
+	return now.Sub(w.seen) >= leaveLeaderlessWait
+}
+
+// msgLeaderless is logged when Leave stops without being removed because
+// no leader could be found to remove it.
+const msgLeaderless = "no leader to remove this node from the configuration: stopping without leaving it; the others count this node as down until it comes back or is removed (GOBLIN REMOVE)"
+
+// errLeaderless ends removeSelf: no leader was known for
+// leaveLeaderlessWait.
+var errLeaderless = errors.New("cluster: no leader to remove this node")
 
 // msgKeepConfiguration is logged when Leave stops without leaving.
 const msgKeepConfiguration = "every other voter is leaving or gone: stopping without leaving the configuration, so the cluster resumes when its nodes restart"
