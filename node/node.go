@@ -257,8 +257,16 @@ func New(cfg Config) (*Node, error) {
 	// leader gives up leading after the same time without hearing from a
 	// majority, so a leader cut off stops accepting writes about when the
 	// others elect a new one.
-	rc.HeartbeatTimeout = orDefault(cfg.HeartbeatTimeout, 300*time.Millisecond)
-	rc.ElectionTimeout = orDefault(cfg.ElectionTimeout, max(rc.HeartbeatTimeout, 300*time.Millisecond))
+	defHeartbeat, minElection := 300*time.Millisecond, 300*time.Millisecond
+	if cfg.Transport == nil {
+		// A single node has no peer to wait for or to be cut off from:
+		// it elects itself as soon as Raft's follower gives up waiting
+		// for a leader, so that wait sets how long after a start (the
+		// port already answering) writes wait for a leader.
+		defHeartbeat, minElection = singleNodeHeartbeat, singleNodeHeartbeat
+	}
+	rc.HeartbeatTimeout = orDefault(cfg.HeartbeatTimeout, defHeartbeat)
+	rc.ElectionTimeout = orDefault(cfg.ElectionTimeout, max(rc.HeartbeatTimeout, minElection))
 	rc.LeaderLeaseTimeout = rc.HeartbeatTimeout
 	n.heartbeat, n.electionTimeout = rc.HeartbeatTimeout, rc.ElectionTimeout
 	// Followers learn the commit index from the leader's next message,
@@ -344,6 +352,11 @@ func lastSnapshot(r *raft.Raft) (index, term uint64) {
 	term, _ = strconv.ParseUint(st["last_snapshot_term"], 10, 64)
 	return index, term
 }
+
+// singleNodeHeartbeat is a single node's Raft heartbeat and election
+// timeout: it takes 1-2 of them to lead after starting (300 ms, the
+// cluster's default, made writes sent right after a start wait 0.3-0.6 s).
+const singleNodeHeartbeat = 20 * time.Millisecond
 
 func orDefault(d, def time.Duration) time.Duration {
 	if d == 0 {

@@ -77,3 +77,36 @@ func TestSingleNodeKeepsItsID(t *testing.T) {
 		t.Fatalf("started under an explicit ID that is not the directory's: %v", err)
 	}
 }
+
+// A single node left to Raft's defaults waits singleNodeHeartbeat, not a
+// cluster's 300 ms, before it elects itself (writes sent right after a
+// start wait that long); a cluster's nodes keep 300 ms, and a timeout
+// given explicitly is kept.
+func TestSingleNodeElectsSoon(t *testing.T) {
+	n, err := New(Config{DataDir: t.TempDir(), RaftAddr: "127.0.0.1:27011", Bootstrap: true, Logger: hclog.NewNullLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	rc := n.Raft().ReloadableConfig()
+	if rc.HeartbeatTimeout != singleNodeHeartbeat || rc.ElectionTimeout != singleNodeHeartbeat {
+		t.Fatalf("single node: heartbeat %v, election %v; want %v both", rc.HeartbeatTimeout, rc.ElectionTimeout, singleNodeHeartbeat)
+	}
+	testutil.Poll(t, 10*time.Second, "a ready leader", n.Ready)
+	writeMembers(t, n, 0, 5)
+
+	given, err := single(t, t.TempDir(), "127.0.0.1:27012", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hb := given.Raft().ReloadableConfig().HeartbeatTimeout; hb != 50*time.Millisecond {
+		t.Fatalf("single node given 50ms: heartbeat %v", hb)
+	}
+
+	tc := newTestCluster(t, 3, func(c *Config) { c.HeartbeatTimeout, c.ElectionTimeout = 0, 0 })
+	for _, m := range tc.nodes {
+		if rc := m.Raft().ReloadableConfig(); rc.HeartbeatTimeout != 300*time.Millisecond || rc.ElectionTimeout != 300*time.Millisecond {
+			t.Fatalf("cluster node: heartbeat %v, election %v; want 300ms both", rc.HeartbeatTimeout, rc.ElectionTimeout)
+		}
+	}
+}
