@@ -233,7 +233,7 @@ func New(cfg Config) (*Node, error) {
 
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
-	rc.Logger = cfg.Logger.Named("raft")
+	rc.Logger = newRaftLogger(cfg.Logger.Named("raft"), cfg.Transport == nil)
 	rc.NotifyCh = n.notify
 	rc.BatchApplyCh = true
 	rc.MaxAppendEntries = 256

@@ -110,3 +110,23 @@ func TestSingleNodeElectsSoon(t *testing.T) {
 		}
 	}
 }
+
+// A single node's clean start logs no warning: Raft's "heartbeat timeout
+// reached" before it elects itself is information there.
+func TestSingleNodeStartsWithoutWarning(t *testing.T) {
+	var logs testutil.SyncBuffer
+	n, err := New(Config{DataDir: t.TempDir(), RaftAddr: "127.0.0.1:27013", Bootstrap: true,
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &logs})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	testutil.Poll(t, 10*time.Second, "a ready leader", n.Ready)
+	out := logs.String()
+	if !strings.Contains(out, "[INFO]  raft: "+msgSingleElection) {
+		t.Fatalf("no election logged as information:\n%s", out)
+	}
+	if strings.Contains(out, "[WARN]") || strings.Contains(out, "[ERROR]") {
+		t.Fatalf("a clean start logged a warning:\n%s", out)
+	}
+}
