@@ -257,13 +257,13 @@ func New(cfg Config) (*Node, error) {
 	// leader gives up leading after the same time without hearing from a
 	// majority, so a leader cut off stops accepting writes about when the
 	// others elect a new one.
-	defHeartbeat, minElection := 300*time.Millisecond, 300*time.Millisecond
+	defHeartbeat, minElection := DefaultHeartbeat, DefaultHeartbeat
 	if cfg.Transport == nil {
 		// A single node has no peer to wait for or to be cut off from:
 		// it elects itself as soon as Raft's follower gives up waiting
 		// for a leader, so that wait sets how long after a start (the
 		// port already answering) writes wait for a leader.
-		defHeartbeat, minElection = singleNodeHeartbeat, singleNodeHeartbeat
+		defHeartbeat, minElection = SingleNodeHeartbeat, SingleNodeHeartbeat
 	}
 	rc.HeartbeatTimeout = orDefault(cfg.HeartbeatTimeout, defHeartbeat)
 	rc.ElectionTimeout = orDefault(cfg.ElectionTimeout, max(rc.HeartbeatTimeout, minElection))
@@ -353,10 +353,15 @@ func lastSnapshot(r *raft.Raft) (index, term uint64) {
 	return index, term
 }
 
-// singleNodeHeartbeat is a single node's Raft heartbeat and election
-// timeout: it takes 1-2 of them to lead after starting (300 ms, the
-// cluster's default, made writes sent right after a start wait 0.3-0.6 s).
-const singleNodeHeartbeat = 20 * time.Millisecond
+// DefaultHeartbeat is a cluster node's Raft heartbeat timeout, and the
+// shortest election timeout, when Config leaves them 0.
+const DefaultHeartbeat = 300 * time.Millisecond
+
+// SingleNodeHeartbeat is a single node's (no Transport) Raft heartbeat and
+// election timeout when Config leaves them 0: it takes 1-2 of them to
+// lead after starting (DefaultHeartbeat made writes sent right after a
+// start wait 0.3-0.6 s).
+const SingleNodeHeartbeat = 20 * time.Millisecond
 
 func orDefault(d, def time.Duration) time.Duration {
 	if d == 0 {

@@ -78,7 +78,7 @@ func TestSingleNodeKeepsItsID(t *testing.T) {
 	}
 }
 
-// A single node left to Raft's defaults waits singleNodeHeartbeat, not a
+// A single node left to Raft's defaults waits SingleNodeHeartbeat, not a
 // cluster's 300 ms, before it elects itself (writes sent right after a
 // start wait that long); a cluster's nodes keep 300 ms, and a timeout
 // given explicitly is kept.
@@ -89,8 +89,8 @@ func TestSingleNodeElectsSoon(t *testing.T) {
 	}
 	defer n.Close()
 	rc := n.Raft().ReloadableConfig()
-	if rc.HeartbeatTimeout != singleNodeHeartbeat || rc.ElectionTimeout != singleNodeHeartbeat {
-		t.Fatalf("single node: heartbeat %v, election %v; want %v both", rc.HeartbeatTimeout, rc.ElectionTimeout, singleNodeHeartbeat)
+	if rc.HeartbeatTimeout != SingleNodeHeartbeat || rc.ElectionTimeout != SingleNodeHeartbeat {
+		t.Fatalf("single node: heartbeat %v, election %v; want %v both", rc.HeartbeatTimeout, rc.ElectionTimeout, SingleNodeHeartbeat)
 	}
 	testutil.Poll(t, 10*time.Second, "a ready leader", n.Ready)
 	writeMembers(t, n, 0, 5)
@@ -105,7 +105,7 @@ func TestSingleNodeElectsSoon(t *testing.T) {
 
 	tc := newTestCluster(t, 3, func(c *Config) { c.HeartbeatTimeout, c.ElectionTimeout = 0, 0 })
 	for _, m := range tc.nodes {
-		if rc := m.Raft().ReloadableConfig(); rc.HeartbeatTimeout != 300*time.Millisecond || rc.ElectionTimeout != 300*time.Millisecond {
+		if rc := m.Raft().ReloadableConfig(); rc.HeartbeatTimeout != DefaultHeartbeat || rc.ElectionTimeout != DefaultHeartbeat {
 			t.Fatalf("cluster node: heartbeat %v, election %v; want 300ms both", rc.HeartbeatTimeout, rc.ElectionTimeout)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/goblindb/goblin/cluster"
+	"github.com/goblindb/goblin/node"
 )
 
 // clusterOptions are the flags of cluster mode. A node runs in cluster
@@ -67,14 +68,22 @@ func (c *clusterOptions) check() error {
 		return fmt.Errorf("--election-timeout must be at least %s, not %s (0: 300ms, or --heartbeat-timeout if longer)", minRaftTimeout, c.electionTimeout)
 	}
 	// node's defaults (node.New): a heartbeat timeout of 300ms, and an
-	// election timeout of 300ms or the heartbeat timeout if longer.
-	heartbeat, given := c.heartbeatTimeout, ""
-	if heartbeat == 0 {
-		heartbeat, given = 300*time.Millisecond, " (its default)"
+	// election timeout of 300ms or the heartbeat timeout if longer; a
+	// single node's are both 20ms, or the heartbeat timeout given.
+	heartbeat, given, unset := c.heartbeatTimeout, "", "300ms, or --heartbeat-timeout if longer"
+	single := c.join == "" && c.bootstrapExpect == 0
+	switch {
+	case heartbeat == 0 && single:
+		heartbeat, given = node.SingleNodeHeartbeat, " (its default for a single node)"
+	case heartbeat == 0:
+		heartbeat, given = node.DefaultHeartbeat, " (its default)"
+	}
+	if single {
+		unset = "--heartbeat-timeout"
 	}
 	if c.electionTimeout != 0 && c.electionTimeout < heartbeat {
 		return fmt.Errorf("--election-timeout %s is shorter than --heartbeat-timeout %s%s: Raft needs it at least as long; "+
-			"raise --election-timeout, or leave it unset (300ms, or --heartbeat-timeout if longer)", c.electionTimeout, heartbeat, given)
+			"raise --election-timeout, or leave it unset (%s)", c.electionTimeout, heartbeat, given, unset)
 	}
 	if c.commitTimeout < minCommitTimeout { // 0 too: it would mean Raft's default, not what was asked
 		return fmt.Errorf("--commit-timeout must be at least %s, not %s", minCommitTimeout, c.commitTimeout)

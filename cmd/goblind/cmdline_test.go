@@ -203,7 +203,10 @@ func TestRaftTimingFlags(t *testing.T) {
 		want string // "" for accepted
 	}{
 		{[]string{"--election-timeout", "100ms", "--heartbeat-timeout", "1s"}, "--election-timeout 100ms is shorter than --heartbeat-timeout 1s:"},
-		{[]string{"--election-timeout", "100ms"}, "--election-timeout 100ms is shorter than --heartbeat-timeout 300ms (its default)"},
+		{[]string{"--election-timeout", "100ms", "--bootstrap-expect", "3"}, "--election-timeout 100ms is shorter than --heartbeat-timeout 300ms (its default)"},
+		{[]string{"--election-timeout", "100ms", "--join", "127.0.0.1:7946"}, "--election-timeout 100ms is shorter than --heartbeat-timeout 300ms (its default)"},
+		{[]string{"--election-timeout", "100ms"}, ""}, // a single node's heartbeat timeout is 20ms
+		{[]string{"--election-timeout", "10ms"}, "--election-timeout 10ms is shorter than --heartbeat-timeout 20ms (its default for a single node): Raft needs it at least as long; raise --election-timeout, or leave it unset (--heartbeat-timeout)"},
 		{[]string{"--heartbeat-timeout", "1s"}, ""},
 		{[]string{"--heartbeat-timeout", "1s", "--election-timeout", "1s"}, ""},
 		{[]string{"--heartbeat-timeout", "100ms", "--election-timeout", "150ms"}, ""},
