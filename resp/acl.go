@@ -34,6 +34,17 @@ import (
 // configuration once it can (SyncACL) when the state has not applied that
 // configuration from it: starting a node with new flags applies them;
 // restarting it with the same ones keeps the changes made since.
+//
+// Until then the users in force may be stale: a restarted node enforces
+// its flags, then the users of its log as they are replayed (a password
+// CONFIG SET has since replaced among them), and only then its flags'
+// change again. A connection authenticated in that window, implicitly by
+// an open default user or by a password since replaced, would stay
+// authenticated. So SyncACL also settles the users: a connection made
+// before they are settled (the node has caught up with the log through a
+// linearizable read barrier, and applied its configuration) waits for
+// that before its first command, at most aclSettleWait, and then takes
+// its user afresh.
 
 // ACLSource is the replicated ACL users (raftfsm.Applier implements it).
 type ACLSource interface {
@@ -132,6 +143,9 @@ type aclServer struct {
 	// while there are none.
 	users atomic.Pointer[acl.Users]
 	log   *acl.Log
+	// settled is closed once the users in force are current (SyncACL);
+	// nil: they always were (no SyncACL).
+	settled atomic.Pointer[chan struct{}]
 }
 
 // initACL sets up the server's users: the operator configuration from
@@ -213,18 +227,28 @@ func (s *Server) proposeACL(c *raftfsm.ACLChange) ([]byte, error) {
 // aclSyncRetry spaces out SyncACL's attempts while no leader answers.
 const aclSyncRetry = 500 * time.Millisecond
 
-// SyncACL proposes this node's operator configuration if the replicated
-// state has not applied it from this node, retrying until it is applied
-// or the server closes. It returns at once when the node has no
-// configuration or no replicated users. Start it once the node serves.
+// aclSettleWait bounds how long a connection made before the users are
+// settled waits before its first command. Past it (no leader to catch up
+// from) the command runs under the users as they are.
+const aclSettleWait = time.Second
+
+// SyncACL settles the users in force: it waits until the node has caught
+// up with the replicated log and, when the node has an operator
+// configuration the state has not applied from it, proposes that
+// configuration, retrying until done or the server closes. Connections
+// made meanwhile wait for it before their first command. It does nothing
+// when the node has no replicated users. Call it before Serve.
 func (s *Server) SyncACL() {
 	op := s.acl.op
-	if op.Change == nil || s.acl.src == nil {
+	if s.acl.src == nil {
 		return
 	}
+	settled := make(chan struct{})
+	s.acl.settled.Store(&settled)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer close(settled)
 		for {
 			if err := s.syncACLOnce(op); err == nil {
 				return
@@ -238,6 +262,37 @@ func (s *Server) SyncACL() {
 	}()
 }
 
+// aclUnsettled reports whether the users in force may still change as the
+// node catches up (a connection made now waits: aclClient.early).
+func (s *Server) aclUnsettled() bool {
+	ch := s.acl.settled.Load()
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-*ch:
+		return false
+	default:
+		return true
+	}
+}
+
+// awaitACLSettled waits until the users are settled, at most
+// aclSettleWait or until the server closes.
+func (s *Server) awaitACLSettled() {
+	ch := s.acl.settled.Load()
+	if ch == nil {
+		return
+	}
+	t := time.NewTimer(aclSettleWait)
+	defer t.Stop()
+	select {
+	case <-*ch:
+	case <-t.C:
+	case <-s.closing:
+	}
+}
+
 func (s *Server) syncACLOnce(op *OperatorACL) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	err := s.backend.ReadBarrier(ctx, false)
@@ -245,7 +300,7 @@ func (s *Server) syncACLOnce(op *OperatorACL) error {
 	if err != nil {
 		return err
 	}
-	if s.acl.src.ACLUsers() != nil && s.acl.src.ACLConfigDigest(op.Change.Node) == op.Change.Digest {
+	if op.Change == nil || s.acl.src.ACLUsers() != nil && s.acl.src.ACLConfigDigest(op.Change.Node) == op.Change.Digest {
 		return nil
 	}
 	reply, err := s.proposeACL(&raftfsm.ACLChange{Kind: raftfsm.ACLConfig, Node: op.Change.Node,

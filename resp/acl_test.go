@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/goblindb/goblin/acl"
 	"github.com/goblindb/goblin/keyspace"
+	"github.com/goblindb/goblin/raftfsm"
 )
 
 // The fake backend's state machine keeps the replicated users.
@@ -335,4 +337,44 @@ func TestCommandInfoCategories(t *testing.T) {
 		!strings.Contains(got, "+@admin\r\n+@slow\r\n+@dangerous\r\n") {
 		t.Fatalf("GOBLIN: %q", got)
 	}
+}
+
+// A connection made while the node is still catching up with its log
+// (its read barrier fails) is authenticated by the users the log holds,
+// not by those in force when it connected: here the node runs without a
+// password, its log sets one, and a connection made before the log was
+// applied must not stay authenticated by the open default user.
+func TestACLEarlyConnectionWaitsForTheLog(t *testing.T) {
+	s, fb := startServer(t, Config{})
+	fb.mu.Lock()
+	fb.err = errors.New("no leader yet")
+	fb.mu.Unlock()
+	s.SyncACL()
+	c := dial(t, s)
+	answer := make(chan string, 1)
+	go func() { answer <- c.do("PING") }()
+	time.Sleep(200 * time.Millisecond) // the PING waits for the log
+	// The log's ACL change is applied, then the barrier succeeds.
+	fb.mu.Lock()
+	fb.err = nil
+	fb.mu.Unlock()
+	set := &raftfsm.Entry{Op: raftfsm.OpACL, ACL: &raftfsm.ACLChange{Kind: raftfsm.ACLSetUser,
+		Users: []raftfsm.ACLUser{{Name: acl.DefaultUser, Rules: acl.HashRules(defaultPasswordRules("pw"))}}}}
+	if _, err := fb.Propose(set)(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-answer:
+		if got != "-NOAUTH Authentication required.\r\n" {
+			t.Fatalf("PING on a connection made before the log was applied: %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no answer")
+	}
+	run(t, c, []exchange{{[]string{"AUTH", "pw"}, ok}, {[]string{"PING"}, "+PONG\r\n"}})
+	// Connections made once the users are settled do not wait.
+	if s.aclUnsettled() {
+		t.Fatal("still unsettled")
+	}
+	run(t, dial(t, s), []exchange{{[]string{"PING"}, "-NOAUTH Authentication required.\r\n"}})
 }

@@ -32,6 +32,9 @@ type aclClient struct {
 	killed atomicBool
 	// execing: the commands of EXEC run now (the ACL log's context).
 	execing bool
+	// early: the connection was made before the users were settled; its
+	// first command waits for them (Server.SyncACL).
+	early bool
 }
 
 // initACL gives a new connection the default user, and RESET gives it
@@ -40,6 +43,15 @@ func (c *client) initACL() {
 	c.acl.name.Store(acl.DefaultUser)
 	c.refreshUsers(c.s.users())
 	c.acl.authed = c.acl.open
+}
+
+// settleACL runs before an early connection's first command: once the
+// users are settled, the connection takes the default user afresh, as if
+// it had just connected (nothing ran before to authenticate it).
+func (c *client) settleACL() {
+	c.acl.early = false
+	c.s.awaitACLSettled()
+	c.initACL()
 }
 
 // refreshUsers resolves the connection's user in us. A user that no

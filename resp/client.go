@@ -110,6 +110,7 @@ func newClient(s *Server, conn redcon.Conn) *client {
 		proto:   2,
 	}
 	c.initACL()
+	c.acl.early = s.aclUnsettled()
 	c.fd = -1
 	if nc := conn.NetConn(); nc != nil {
 		c.laddr = nc.LocalAddr().String()

@@ -76,6 +76,9 @@ func (c *client) execute(argv [][]byte) {
 		c.setLastCmd(lastCmdName(&spec.Name, spec.Meta, argv))
 	}
 
+	if c.acl.early {
+		c.settleACL()
+	}
 	if us := c.s.users(); us != c.acl.users {
 		c.refreshUsers(us)
 		if c.isKilled() {

@@ -361,8 +361,8 @@ func run(args []string) error {
 		n.Close()
 		return err
 	}
-	srv.Serve()
 	srv.SyncACL()
+	srv.Serve()
 	stopMetrics, err := o.obs.serveMetrics(srv, n, ctls, logger)
 	if err != nil {
 		srv.Close()
