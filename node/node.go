@@ -233,7 +233,8 @@ func New(cfg Config) (*Node, error) {
 
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
-	rc.Logger = newRaftLogger(cfg.Logger.Named("raft"), cfg.Transport == nil)
+	single := cfg.Transport == nil // a single node: no peer
+	rc.Logger = raftLogger{Logger: cfg.Logger.Named("raft"), single: single}
 	rc.NotifyCh = n.notify
 	rc.BatchApplyCh = true
 	rc.MaxAppendEntries = 256
@@ -257,16 +258,16 @@ func New(cfg Config) (*Node, error) {
 	// leader gives up leading after the same time without hearing from a
 	// majority, so a leader cut off stops accepting writes about when the
 	// others elect a new one.
-	defHeartbeat, minElection := DefaultHeartbeat, DefaultHeartbeat
-	if cfg.Transport == nil {
+	def := DefaultHeartbeat
+	if single {
 		// A single node has no peer to wait for or to be cut off from:
 		// it elects itself as soon as Raft's follower gives up waiting
 		// for a leader, so that wait sets how long after a start (the
 		// port already answering) writes wait for a leader.
-		defHeartbeat, minElection = SingleNodeHeartbeat, SingleNodeHeartbeat
+		def = SingleNodeHeartbeat
 	}
-	rc.HeartbeatTimeout = orDefault(cfg.HeartbeatTimeout, defHeartbeat)
-	rc.ElectionTimeout = orDefault(cfg.ElectionTimeout, max(rc.HeartbeatTimeout, minElection))
+	rc.HeartbeatTimeout = orDefault(cfg.HeartbeatTimeout, def)
+	rc.ElectionTimeout = orDefault(cfg.ElectionTimeout, max(rc.HeartbeatTimeout, def))
 	rc.LeaderLeaseTimeout = rc.HeartbeatTimeout
 	n.heartbeat, n.electionTimeout = rc.HeartbeatTimeout, rc.ElectionTimeout
 	// Followers learn the commit index from the leader's next message,

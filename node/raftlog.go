@@ -7,8 +7,8 @@ import "github.com/hashicorp/go-hclog"
 // clean start logs no warning. Raft's other messages pass unchanged.
 type raftLogger struct {
 	hclog.Logger
-	// info lists the warnings logged as information.
-	info map[string]bool
+	// single: the node runs alone (msgSingleElection is then normal).
+	single bool
 }
 
 // Warnings Raft gives on a normal start.
@@ -20,16 +20,8 @@ const (
 	msgNoPeers = "no known peers, aborting election"
 )
 
-func newRaftLogger(l hclog.Logger, single bool) hclog.Logger {
-	info := map[string]bool{msgNoPeers: true}
-	if single {
-		info[msgSingleElection] = true
-	}
-	return raftLogger{Logger: l, info: info}
-}
-
 func (l raftLogger) Warn(msg string, args ...interface{}) {
-	if l.info[msg] {
+	if msg == msgNoPeers || l.single && msg == msgSingleElection {
 		l.Logger.Info(msg, args...)
 		return
 	}

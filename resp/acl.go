@@ -143,8 +143,8 @@ type aclServer struct {
 	// while there are none.
 	users atomic.Pointer[acl.Users]
 	log   *acl.Log
-	// settled is closed once the users in force are current (SyncACL);
-	// nil: they always were (no SyncACL).
+	// settled is closed once the users in force are current: at once
+	// unless SyncACL settles them.
 	settled atomic.Pointer[chan struct{}]
 }
 
@@ -164,6 +164,9 @@ func (s *Server) initACL() {
 		c.Node = s.cfg.NodeID
 	}
 	s.acl.log = acl.NewLog(acl.DefaultLogMax)
+	settled := make(chan struct{})
+	close(settled)
+	s.acl.settled.Store(&settled)
 	s.acl.src = s.cfg.ACL
 	if s.acl.src == nil {
 		if fb, ok := s.backend.(interface{ FSM() *raftfsm.FSM }); ok {
@@ -265,12 +268,8 @@ func (s *Server) SyncACL() {
 // aclUnsettled reports whether the users in force may still change as the
 // node catches up (a connection made now waits: aclClient.early).
 func (s *Server) aclUnsettled() bool {
-	ch := s.acl.settled.Load()
-	if ch == nil {
-		return false
-	}
 	select {
-	case <-*ch:
+	case <-*s.acl.settled.Load():
 		return false
 	default:
 		return true
@@ -280,14 +279,10 @@ func (s *Server) aclUnsettled() bool {
 // awaitACLSettled waits until the users are settled, at most
 // aclSettleWait or until the server closes.
 func (s *Server) awaitACLSettled() {
-	ch := s.acl.settled.Load()
-	if ch == nil {
-		return
-	}
 	t := time.NewTimer(aclSettleWait)
 	defer t.Stop()
 	select {
-	case <-*ch:
+	case <-*s.acl.settled.Load():
 	case <-t.C:
 	case <-s.closing:
 	}

@@ -70,15 +70,15 @@ func (c *clusterOptions) check() error {
 	// node's defaults (node.New): a heartbeat timeout of 300ms, and an
 	// election timeout of 300ms or the heartbeat timeout if longer; a
 	// single node's are both 20ms, or the heartbeat timeout given.
+	// resolve ran first: enabled tells a cluster node from a single one.
 	heartbeat, given, unset := c.heartbeatTimeout, "", "300ms, or --heartbeat-timeout if longer"
-	single := c.join == "" && c.bootstrapExpect == 0
 	switch {
-	case heartbeat == 0 && single:
+	case heartbeat == 0 && !c.enabled:
 		heartbeat, given = node.SingleNodeHeartbeat, " (its default for a single node)"
 	case heartbeat == 0:
 		heartbeat, given = node.DefaultHeartbeat, " (its default)"
 	}
-	if single {
+	if !c.enabled {
 		unset = "--heartbeat-timeout"
 	}
 	if c.electionTimeout != 0 && c.electionTimeout < heartbeat {
