@@ -2,9 +2,14 @@ package cluster_test
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/goblindb/goblin/internal/testutil"
 )
 
 // startAll starts ids concurrently, each after a random delay.
@@ -100,5 +105,28 @@ func TestNodeWithLostDataRejoins(t *testing.T) {
 	}
 	if got, err := e.node(victim).rdb.ZScore(ctx(t), "k", "a").Result(); err != nil || got != 1 {
 		t.Fatalf("rejoined node reads %v, %v", got, err)
+	}
+}
+
+// A cluster's first start is Raft's normal course: its first election,
+// and followers with empty logs brought up to date. None of it is a
+// warning; an operator reading the logs of a clean start finds none.
+func TestClusterFormsWithoutWarning(t *testing.T) {
+	e := newEnv(t, 3)
+	for _, id := range []string{"n1", "n2", "n3"} {
+		e.start(id, 3, "")
+	}
+	leader := e.waitFormed(3)
+	if err := leader.rdb.ZAdd(ctx(t), "k", redis.Z{Score: 1, Member: "m"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range e.all() {
+		testutil.Poll(t, 10*time.Second, "the write applied on "+tn.id, func() bool { return tn.n.AppliedIndex() >= leader.n.AppliedIndex() })
+	}
+	out := e.logs.String()
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "[WARN]") || strings.Contains(line, "[ERROR]") {
+			t.Errorf("a clean start logged: %s", line)
+		}
 	}
 }

@@ -1,6 +1,12 @@
 package node
 
-import "github.com/hashicorp/go-hclog"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
+)
 
 // raftLogger is the logger Raft is given: the node's, with the warnings
 // Raft gives on a node's normal course logged as information, so that a
@@ -14,16 +20,48 @@ type raftLogger struct {
 // Warnings Raft gives on a normal start.
 const (
 	// On a single node's every start: it elects itself once it has
-	// waited its heartbeat timeout for a leader.
+	// waited its heartbeat timeout for a leader. On a cluster node, the
+	// first election after a start, before any leader was heard of; an
+	// election after a leader was lost stays a warning.
 	msgSingleElection = "heartbeat timeout reached, starting election"
 	// On a cluster node that waits to be bootstrapped or joined.
 	msgNoPeers = "no known peers, aborting election"
+	// A leader walking back to the last entry a follower holds, and the
+	// follower that lacks the entry before the ones sent: every new or
+	// restarted follower is brought up to date that way.
+	msgSendingOlder = "appendEntries rejected, sending older logs"
+	msgNoPrevious   = "failed to get previous log"
 )
 
 func (l raftLogger) Warn(msg string, args ...interface{}) {
-	if msg == msgNoPeers || l.single && msg == msgSingleElection {
+	if l.normal(msg, args) {
 		l.Logger.Info(msg, args...)
 		return
 	}
 	l.Logger.Warn(msg, args...)
+}
+
+// normal reports whether Raft's warning msg is part of a node's normal
+// course.
+func (l raftLogger) normal(msg string, args []interface{}) bool {
+	switch msg {
+	case msgNoPeers, msgSendingOlder:
+		return true
+	case msgSingleElection:
+		return l.single || fmt.Sprint(arg(args, "last-leader-id")) == ""
+	case msgNoPrevious:
+		err, _ := arg(args, "error").(error)
+		return errors.Is(err, raft.ErrLogNotFound)
+	}
+	return false
+}
+
+// arg is the value given for key in an hclog key-value list, or nil.
+func arg(args []interface{}, key string) interface{} {
+	for i := 0; i+1 < len(args); i += 2 {
+		if k, ok := args[i].(string); ok && k == key {
+			return args[i+1]
+		}
+	}
+	return nil
 }
