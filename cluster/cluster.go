@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"net"
 	"slices"
 	"sort"
@@ -231,7 +232,7 @@ func New(cfg Config) (*Cluster, error) {
 		// batch in flight anyway, so there is little to overlap.
 		MaxRPCsInFlight:       1,
 		Timeout:               10 * time.Second,
-		Logger:                cfg.Logger.Named("transport"),
+		Logger:                transportLogger{cfg.Logger.Named("transport")},
 		ServerAddressProvider: c.addrs,
 	})
 	return c, nil
@@ -267,7 +268,8 @@ func (c *Cluster) Start(n Node) error {
 		mc.GossipVerifyIncoming = true
 		mc.GossipVerifyOutgoing = true
 	}
-	mc.Logger = c.log.Named("gossip").StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true})
+	glog := newGossipLog(c.log.Named("gossip").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}), c.cfg.ID)
+	mc.Logger = log.New(glog, "", 0)
 	mc.LogOutput = nil
 	if c.cfg.Transport != nil {
 		mc.Transport = c.cfg.Transport
@@ -310,6 +312,8 @@ func (c *Cluster) Start(n Node) error {
 		return fmt.Errorf("cluster: start gossip: %w", err)
 	}
 	c.ml = ml
+	local := ml.LocalNode()
+	glog.setAddr(hostPort(local.Addr, local.Port))
 	c.gossipInterval = mc.GossipInterval
 	serve := c.serveInternal
 	c.pl.internal.Store(&serve)

@@ -320,5 +320,16 @@ func (s raftStream) Close() error { return s.p.close() }
 func (s raftStream) Addr() net.Addr { return s.p.adv }
 
 func (s raftStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return s.p.dial(string(addr), kindRaft, timeout)
+	dial := func() (*planeConn, error) {
+		c, err := s.p.dial(string(addr), kindRaft, timeout)
+		if err != nil {
+			return nil, err
+		}
+		return c.(*planeConn), nil
+	}
+	pc, err := dial()
+	if err != nil {
+		return nil, err
+	}
+	return &raftConn{planeConn: pc, dial: dial}, nil
 }

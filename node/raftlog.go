@@ -26,6 +26,9 @@ const (
 	msgSingleElection = "heartbeat timeout reached, starting election"
 	// On a cluster node that waits to be bootstrapped or joined.
 	msgNoPeers = "no known peers, aborting election"
+	// On a node that waits to be added as a voter, or was removed as it
+	// left the cluster.
+	msgNotVoter = "heartbeat timeout reached, not part of a stable configuration or a non-voter, not triggering a leader election"
 	// A leader walking back to the last entry a follower holds, and the
 	// follower that lacks the entry before the ones sent: every new or
 	// restarted follower is brought up to date that way.
@@ -45,7 +48,7 @@ func (l raftLogger) Warn(msg string, args ...interface{}) {
 // course.
 func (l raftLogger) normal(msg string, args []interface{}) bool {
 	switch msg {
-	case msgNoPeers, msgSendingOlder:
+	case msgNoPeers, msgNotVoter, msgSendingOlder:
 		return true
 	case msgSingleElection:
 		return l.single || fmt.Sprint(arg(args, "last-leader-id")) == ""

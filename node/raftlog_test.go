@@ -28,6 +28,7 @@ func TestRaftLoggerLevels(t *testing.T) {
 		{"log unreadable", false, msgNoPrevious, []interface{}{"previous-index", 1, "last-index", 0, "error", errors.New("input/output error")}, "WARN"},
 		{"walking back", false, msgSendingOlder, []interface{}{"peer", "n2", "next", 1}, "INFO"},
 		{"no peers", false, msgNoPeers, nil, "INFO"},
+		{"not a voter", false, msgNotVoter, nil, "INFO"},
 		{"other", false, "failed to contact", []interface{}{"server-id", "n2"}, "WARN"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

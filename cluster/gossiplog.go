@@ -1,0 +1,81 @@
+package cluster
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"strconv"
+	"sync/atomic"
+)
+
+// gossipLog is what memberlist writes its log lines to, on their way to
+// the cluster's logger. A node that comes back after it left or stopped
+// refutes what its own earlier self said or was last known as: that it
+// is dead or suspect (memberlist names the node that said so, here the
+// node itself), or alive at its own address with other metadata (a
+// restart with new flags). memberlist logs each as a warning at every
+// rejoin; those lines are written as information. The same refutations
+// of another node's message (others took this node for failed), or of
+// an alive message for this node's ID from another address (a second
+// node started with the same --id), stay warnings.
+type gossipLog struct {
+	out io.Writer
+	// own: the beginnings of the refutations of this node's earlier self.
+	own atomic.Pointer[[][]byte]
+	id  string
+}
+
+func newGossipLog(out io.Writer, id string) *gossipLog {
+	g := &gossipLog{out: out, id: id}
+	g.setAddr("")
+	return g
+}
+
+// setAddr sets the node's gossip address as others know it ("" until
+// memberlist has it).
+func (g *gossipLog) setAddr(addr string) {
+	own := [][]byte{
+		[]byte("[WARN] memberlist: Refuting a dead message (from: " + g.id + ")"),
+		[]byte("[WARN] memberlist: Refuting a suspect message (from: " + g.id + ")"),
+	}
+	if addr != "" {
+		own = append(own, []byte("[WARN] memberlist: Refuting an alive message for '"+g.id+"' ("+addr+")"))
+	}
+	g.own.Store(&own)
+}
+
+// memberlistClosed ends memberlist's lines on a send or receive on its own
+// socket after this node closed it, as it leaves or stops.
+var memberlistClosed = []byte(": use of closed network connection\n")
+
+func (g *gossipLog) Write(p []byte) (int, error) {
+	for _, line := range *g.own.Load() {
+		if i := bytes.Index(p, line); i >= 0 {
+			return g.relevel(p, i, "[INFO]")
+		}
+	}
+	if bytes.HasSuffix(p, memberlistClosed) {
+		if i := bytes.Index(p, []byte("] memberlist: ")); i >= 0 {
+			if j := bytes.LastIndexByte(p[:i], '['); j >= 0 {
+				return g.relevel(p, j, "[DEBUG]")
+			}
+		}
+	}
+	return g.out.Write(p)
+}
+
+// relevel writes p with the level at p[i:] (memberlist's "[WARN]" or
+// "[ERR]" or "[ERROR]") replaced by level.
+func (g *gossipLog) relevel(p []byte, i int, level string) (int, error) {
+	end := i + bytes.IndexByte(p[i:], ']') + 1
+	q := append(append(append([]byte(nil), p[:i]...), level...), p[end:]...)
+	if _, err := g.out.Write(q); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// hostPort is addr:port as memberlist prints a node's address.
+func hostPort(ip net.IP, port uint16) string {
+	return ip.String() + ":" + strconv.Itoa(int(port))
+}

@@ -1,0 +1,42 @@
+package cluster
+
+import (
+	"bytes"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// A rejoining node's refutation of its own earlier self is information;
+// of another node's message, a warning. A send on the socket this node
+// closed as it stopped is not logged at info.
+func TestGossipLogRefutations(t *testing.T) {
+	var out bytes.Buffer
+	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &out})
+	w := newGossipLog(log.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}), "n3")
+	w.setAddr(hostPort(net.IPv4(10, 0, 0, 3), 7946))
+	for _, line := range []string{
+		"[WARN] memberlist: Refuting a dead message (from: n3)",
+		"[WARN] memberlist: Refuting a suspect message (from: n3)",
+		"[WARN] memberlist: Refuting an alive message for 'n3' (10.0.0.3:7946) meta:([1] VS [2]), vsn:([1] VS [1])",
+		"[WARN] memberlist: Refuting a suspect message (from: n1)",
+		"[WARN] memberlist: Refuting a dead message (from: n33)",
+		"[WARN] memberlist: Refuting an alive message for 'n3' (10.0.0.9:7946) meta:([1] VS [2]), vsn:([1] VS [1])",
+		"[ERR] memberlist: Failed to send gossip to 10.0.0.1:7946: write udp 10.0.0.3:7946->10.0.0.1:7946: use of closed network connection",
+		"[ERR] memberlist: Failed to send gossip to 10.0.0.1:7946: write udp 10.0.0.3:7946->10.0.0.1:7946: connection refused",
+	} {
+		w.Write([]byte(line + "\n"))
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{"[INFO]", "[INFO]", "[INFO]", "[WARN]", "[WARN]", "[WARN]", "[ERROR]"}
+	if len(lines) != len(want) {
+		t.Fatalf("logged:\n%s", out.String())
+	}
+	for i, l := range lines {
+		if !strings.Contains(l, want[i]) {
+			t.Errorf("line %d: want %s, got %s", i, want[i], l)
+		}
+	}
+}

@@ -1,0 +1,39 @@
+package cluster
+
+import (
+	"errors"
+	"net"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// transportLogger is the logger of Raft's transport: the cluster's, with
+// the end of an incoming stream this node closed itself (its transport
+// shutting down as goblind stops, or the plane closing a connection) at
+// debug level instead of as an error. Every stop of a node logged one
+// error per peer connection.
+type transportLogger struct{ hclog.Logger }
+
+// msgDecodeFailed is the transport's message when reading a request from
+// an incoming stream fails.
+const msgDecodeFailed = "failed to decode incoming command"
+
+func (l transportLogger) Error(msg string, args ...interface{}) {
+	if msg == msgDecodeFailed && closedHere(args) {
+		l.Logger.Debug(msg, args...)
+		return
+	}
+	l.Logger.Error(msg, args...)
+}
+
+// closedHere reports whether the "error" of an hclog key-value list is a
+// read on a connection closed at this end.
+func closedHere(args []interface{}) bool {
+	for i := 0; i+1 < len(args); i += 2 {
+		if k, ok := args[i].(string); ok && k == "error" {
+			err, _ := args[i+1].(error)
+			return errors.Is(err, net.ErrClosed)
+		}
+	}
+	return false
+}
