@@ -146,6 +146,9 @@ type aclServer struct {
 	// settled is closed once the users in force are current: at once
 	// unless SyncACL settles them.
 	settled atomic.Pointer[chan struct{}]
+	// settleBy: past it, connections wait no longer for settled (unix
+	// nanoseconds; SyncACL's start plus aclSettleWait).
+	settleBy atomic.Int64
 }
 
 // initACL sets up the server's users: the operator configuration from
@@ -230,9 +233,11 @@ func (s *Server) proposeACL(c *raftfsm.ACLChange) ([]byte, error) {
 // aclSyncRetry spaces out SyncACL's attempts while no leader answers.
 const aclSyncRetry = 500 * time.Millisecond
 
-// aclSettleWait bounds how long a connection made before the users are
-// settled waits before its first command. Past it (no leader to catch up
-// from) the command runs under the users as they are.
+// aclSettleWait bounds how long after SyncACL starts a connection made
+// before the users are settled waits before its first command. Past it
+// (no leader to catch up from) commands run under the users as they are,
+// on every connection at once: a node that cannot reach a quorum does not
+// hold each new client (a health check's PING) for the whole wait.
 const aclSettleWait = time.Second
 
 // SyncACL settles the users in force: it waits until the node has caught
@@ -247,6 +252,7 @@ func (s *Server) SyncACL() {
 		return
 	}
 	settled := make(chan struct{})
+	s.acl.settleBy.Store(time.Now().Add(aclSettleWait).UnixNano())
 	s.acl.settled.Store(&settled)
 	s.wg.Add(1)
 	go func() {
@@ -276,10 +282,14 @@ func (s *Server) aclUnsettled() bool {
 	}
 }
 
-// awaitACLSettled waits until the users are settled, at most
-// aclSettleWait or until the server closes.
+// awaitACLSettled waits until the users are settled, at most until
+// aclSettleWait has passed since SyncACL started, or the server closes.
 func (s *Server) awaitACLSettled() {
-	t := time.NewTimer(aclSettleWait)
+	wait := time.Until(time.Unix(0, s.acl.settleBy.Load()))
+	if wait <= 0 {
+		return
+	}
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	select {
 	case <-*s.acl.settled.Load():

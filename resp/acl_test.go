@@ -378,3 +378,27 @@ func TestACLEarlyConnectionWaitsForTheLog(t *testing.T) {
 	}
 	run(t, dial(t, s), []exchange{{[]string{"PING"}, "-NOAUTH Authentication required.\r\n"}})
 }
+
+// A node that cannot settle its users (no leader) holds connections made
+// in its first aclSettleWait until then, and none after.
+func TestACLSettleWaitEndsOnce(t *testing.T) {
+	s, fb := startServer(t, Config{})
+	fb.mu.Lock()
+	fb.err = errors.New("no leader")
+	fb.mu.Unlock()
+	start := time.Now()
+	s.SyncACL()
+	run(t, dial(t, s), []exchange{{[]string{"PING"}, "+PONG\r\n"}})
+	if waited := time.Since(start); waited < aclSettleWait {
+		t.Fatalf("the first connection waited %v, less than %v", waited, aclSettleWait)
+	}
+	if !s.aclUnsettled() {
+		t.Fatal("settled without a leader")
+	}
+	c := dial(t, s)
+	start = time.Now()
+	run(t, c, []exchange{{[]string{"PING"}, "+PONG\r\n"}})
+	if waited := time.Since(start); waited >= aclSettleWait {
+		t.Fatalf("a connection made after the wait waited %v again", waited)
+	}
+}
