@@ -229,7 +229,9 @@ func New(cfg Config) (*Cluster, error) {
 		// the sender waits for room for one more request, so the leader
 		// never replicates to that follower again and its Raft never
 		// shuts down (hashicorp/raft issue 612). Group commit keeps one
-		// batch in flight anyway, so there is little to overlap.
+		// batch in flight anyway, so there is little to overlap. One
+		// request at a time on a connection is also what lets raftConn
+		// replace a connection between two requests.
 		MaxRPCsInFlight:       1,
 		Timeout:               10 * time.Second,
 		Logger:                transportLogger{cfg.Logger.Named("transport")},
