@@ -66,8 +66,10 @@
 //
 // Everything nodes say to each other apart from gossip goes through one
 // listener on the node's Raft address (plane.go): Raft's RPCs, through
-// hashicorp/raft's network transport over the plane's StreamLayer, and
-// the internal requests of forwarding (internal.go). Every connection is
+// hashicorp/raft's network transport over the plane's StreamLayer (whose
+// pooled connections a restarted peer has closed are replaced before the
+// next request: raftconn.go), and the internal requests of forwarding
+// (internal.go). Every connection is
 // mutual TLS when the cluster has Credentials: certificates from the
 // operator's CA, or derived from a shared cluster secret (secret.go: the
 // secret seeds a CA's key through HKDF, so only its holders can make
