@@ -141,7 +141,7 @@ func runScan(c *Ctx, argv [][]byte) {
 		if !typeOK || !o.match([]byte(k)) {
 			return
 		}
-		if e.ExpireAt != 0 && e.ExpireAt <= c.Now {
+		if e.Expired(c.Now) {
 			return
 		}
 		keys = append(keys, k)

@@ -93,7 +93,7 @@ func (d *DB) Expires() int { return d.expires.Len() }
 // now (Unix ms). It never changes the database: use it on the read path.
 func (d *DB) Get(key []byte, now int64) *Entry {
 	e := d.keys[string(key)]
-	if e == nil || (e.ExpireAt != 0 && e.ExpireAt <= now) {
+	if e == nil || e.Expired(now) {
 		return nil
 	}
 	return e
@@ -106,7 +106,7 @@ func (d *DB) GetForWrite(key []byte, now int64, idx uint64) *Entry {
 	if e == nil {
 		return nil
 	}
-	if e.ExpireAt != 0 && e.ExpireAt <= now {
+	if e.Expired(now) {
 		d.DeleteExpired(key, idx)
 		return nil
 	}
@@ -196,7 +196,7 @@ func (d *DB) Touch(key []byte, idx uint64) {
 func (d *DB) Each(now int64, fn func(key string, e *Entry) bool) {
 	d.order.Scan(func(it scanItem) bool {
 		e := d.keys[it.key]
-		if e.ExpireAt != 0 && e.ExpireAt <= now {
+		if e.Expired(now) {
 			return true
 		}
 		return fn(it.key, e)
@@ -208,7 +208,7 @@ func (d *DB) Each(now int64, fn func(key string, e *Entry) bool) {
 // under the read lock that holds writes back.
 func (d *DB) EachUnordered(now int64, fn func(key string, e *Entry) bool) {
 	for k, e := range d.keys {
-		if e.ExpireAt != 0 && e.ExpireAt <= now {
+		if e.Expired(now) {
 			continue
 		}
 		if !fn(k, e) {

@@ -16,6 +16,10 @@ type Entry struct {
 	Version  uint64 // log index of the last modification (for WATCH)
 }
 
+// Expired reports whether the entry's time to live had run out at now
+// (Unix ms): Redis counts a key as gone from its expiry time on.
+func (e *Entry) Expired(now int64) bool { return e.ExpireAt != 0 && e.ExpireAt <= now }
+
 // Keyspace is the whole replicated state: NumDBs databases and the packed
 // layout rules in force.
 type Keyspace struct {
@@ -70,7 +74,7 @@ func (ks *Keyspace) Flush(i int, idx uint64, now int64) {
 			continue
 		}
 		nd.tombstones[k] = idx
-		if e.ExpireAt != 0 && e.ExpireAt <= now {
+		if e.Expired(now) {
 			nd.expiredDel[k] = struct{}{}
 		} else {
 			delete(nd.expiredDel, k)

@@ -24,7 +24,7 @@ func (ks *Keyspace) WatchState(db int, key []byte, now int64) (existed, expired 
 	if e == nil {
 		return false, false
 	}
-	if e.ExpireAt != 0 && e.ExpireAt <= now {
+	if e.Expired(now) {
 		return false, true
 	}
 	return true, false
@@ -52,7 +52,7 @@ func (ks *Keyspace) Changed(db int, key []byte, w Watch, now int64) bool {
 	if ks.flushed[db] > w.Since && w.Existed {
 		return true
 	}
-	return !w.Expired && e != nil && e.ExpireAt != 0 && e.ExpireAt <= now
+	return !w.Expired && e != nil && e.Expired(now)
 }
 
 // recentSince is the oldest version a flush must remember the keys of:
