@@ -5,6 +5,8 @@ import (
 	"net"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/goblindb/goblin/internal/logarg"
 )
 
 // transportLogger is the logger of Raft's transport: the cluster's, with
@@ -29,11 +31,6 @@ func (l transportLogger) Error(msg string, args ...interface{}) {
 // closedHere reports whether the "error" of an hclog key-value list is a
 // read on a connection closed at this end.
 func closedHere(args []interface{}) bool {
-	for i := 0; i+1 < len(args); i += 2 {
-		if k, ok := args[i].(string); ok && k == "error" {
-			err, _ := args[i+1].(error)
-			return errors.Is(err, net.ErrClosed)
-		}
-	}
-	return false
+	err, _ := logarg.Value(args, "error").(error)
+	return errors.Is(err, net.ErrClosed)
 }

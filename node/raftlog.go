@@ -6,6 +6,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
+
+	"github.com/goblindb/goblin/internal/logarg"
 )
 
 // raftLogger is the logger Raft is given: the node's, with the warnings
@@ -51,20 +53,10 @@ func (l raftLogger) normal(msg string, args []interface{}) bool {
 	case msgNoPeers, msgNotVoter, msgSendingOlder:
 		return true
 	case msgSingleElection:
-		return l.single || fmt.Sprint(arg(args, "last-leader-id")) == ""
+		return l.single || fmt.Sprint(logarg.Value(args, "last-leader-id")) == ""
 	case msgNoPrevious:
-		err, _ := arg(args, "error").(error)
+		err, _ := logarg.Value(args, "error").(error)
 		return errors.Is(err, raft.ErrLogNotFound)
 	}
 	return false
-}
-
-// arg is the value given for key in an hclog key-value list, or nil.
-func arg(args []interface{}, key string) interface{} {
-	for i := 0; i+1 < len(args); i += 2 {
-		if k, ok := args[i].(string); ok && k == key {
-			return args[i+1]
-		}
-	}
-	return nil
 }
