@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -109,6 +110,9 @@ type Config struct {
 	// configuration before it starts (tests shorten its timings).
 	Transport  memberlist.Transport
 	Memberlist func(*memberlist.Config)
+	// entries, if set, is the log entry version gossiped instead of this
+	// build's (tests play a node of an older build).
+	entries int
 }
 
 // Cluster is one node's view of the cluster: gossip membership, the
@@ -134,6 +138,9 @@ type Cluster struct {
 	// verified remembers the members whose identity was checked over the
 	// plane, by ID, with the Raft address checked.
 	verified map[string]string
+	// oldBuild: members not added because they run a build that cannot
+	// apply this cluster's log (appliesLog), warned of once.
+	oldBuild map[string]bool
 
 	mu      sync.Mutex
 	meta    Meta               // this node's metadata
@@ -203,6 +210,7 @@ func New(cfg Config) (*Cluster, error) {
 		log:      log,
 		pl:       pl,
 		verified: map[string]string{},
+		oldBuild: map[string]bool{},
 		members:  map[string]*member{},
 		missing:  map[string]time.Time{},
 		inbox:    make(chan []byte, 256),
@@ -214,6 +222,7 @@ func New(cfg Config) (*Cluster, error) {
 			Announce: cfg.Announce,
 			TLS:      cfg.AnnounceTLS,
 			Expect:   cfg.BootstrapExpect,
+			Entries:  cmp.Or(cfg.entries, raftfsm.VersionGroup),
 		},
 	}
 	c.addrs = &raftAddrs{c: c}
@@ -623,11 +632,11 @@ func (c *Cluster) Shutdown() error {
 func (c *Cluster) Members() []node.Member {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := []node.Member{{ID: c.meta.ID, RaftAddr: c.meta.Raft, Addr: c.meta.Addr, Announce: c.meta.Announce, AnnounceTLS: c.meta.TLS, State: "alive"}}
+	out := []node.Member{{ID: c.meta.ID, RaftAddr: c.meta.Raft, Addr: c.meta.Addr, Announce: c.meta.Announce, AnnounceTLS: c.meta.TLS, State: "alive", Entries: c.meta.Entries}}
 	for _, m := range c.members {
 		out = append(out, node.Member{
 			ID: m.meta.ID, RaftAddr: m.meta.Raft, Addr: m.meta.Addr, Announce: m.meta.Announce, AnnounceTLS: m.meta.TLS,
-			State: m.state, Applied: m.applied, Reported: m.reported, LogFault: m.logFault,
+			State: m.state, Applied: m.applied, Reported: m.reported, LogFault: m.logFault, Entries: m.meta.Entries,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })

@@ -306,3 +306,38 @@ func TestAllNodesBackAtNewAddresses(t *testing.T) {
 		t.Fatalf("ZSCORE after the move: %v, %v", got, err)
 	}
 }
+
+// A node of a build that cannot apply the cluster's log (it gossips no
+// group entry support) is not added, with one warning, while a node of
+// this build that comes up beside it is.
+func TestOlderBuildIsNotAdded(t *testing.T) {
+	e := newEnv(t, 3)
+	e.startAll([]string{"n1", "n2", "n3"}, 3, nil)
+	leader := e.waitFormed(3)
+	e.opts = func(c *cluster.Config) { cluster.OldBuild(c, 2) }
+	e.start("n4", 0, "")
+	e.opts = nil
+	e.start("n5", 0, "")
+	ids := map[string]bool{}
+	inConf := func() bool {
+		conf, err := leader.n.Configuration()
+		if err != nil {
+			t.Fatal(err)
+		}
+		clear(ids)
+		for _, s := range conf {
+			ids[s.ID] = true
+		}
+		return ids["n5"]
+	}
+	testutil.Poll(t, 30*time.Second, "n5 to be added", inConf)
+	// Many reconcile ticks (100 ms) after n5 was added.
+	time.Sleep(2 * time.Second)
+	inConf()
+	if ids["n4"] || !ids["n5"] {
+		t.Fatalf("configuration holds %v: want n5 added and n4 (older build) not", ids)
+	}
+	if got := strings.Count(e.logs.String(), "not adding a node: it runs an older build"); got != 1 {
+		t.Fatalf("the older build was warned of %d times, want once:\n%s", got, e.logs.String())
+	}
+}

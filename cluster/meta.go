@@ -38,6 +38,11 @@ type Meta struct {
 	// Leaving is set by a node leaving gracefully: the leader removes it
 	// and does not add it back (until it restarts).
 	Leaving bool `json:"leaving,omitempty"`
+	// Entries is the newest log entry version the node applies
+	// (raftfsm.VersionGroup); builds from before group entries send none.
+	// The leader writes groups only once every server sends it (the
+	// node's group gate).
+	Entries int `json:"entries,omitempty"`
 }
 
 func (m *Meta) encode() []byte {

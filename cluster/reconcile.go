@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/goblindb/goblin/node"
+	"github.com/goblindb/goblin/raftfsm"
 )
 
 // reconcile brings the Raft configuration in line with gossip. It runs on
@@ -109,6 +110,9 @@ func (c *Cluster) reconcile() {
 	for _, id := range ids {
 		m := members[id]
 		s, ok := inConf[id]
+		if !ok && !c.appliesLog(id, m.meta) {
+			continue
+		}
 		if (!ok || s.Addr != m.meta.Raft) && !c.verify(id, m.meta.Raft) {
 			continue
 		}
@@ -215,6 +219,24 @@ func (c *Cluster) verify(id, addr string) bool {
 	c.verified[id] = addr
 	c.mu.Unlock()
 	return true
+}
+
+// appliesLog reports whether a node gossiping meta can apply every log
+// entry this build writes (group entries, Meta.Entries); a node of an
+// older build is not added, since it would record the cluster's groups as
+// failed while the others apply them, and is named once in a warning.
+func (c *Cluster) appliesLog(id string, meta Meta) bool {
+	if meta.Entries >= raftfsm.VersionGroup {
+		return true
+	}
+	c.mu.Lock()
+	warned := c.oldBuild[id]
+	c.oldBuild[id] = true
+	c.mu.Unlock()
+	if !warned {
+		c.log.Warn("not adding a node: it runs an older build, which cannot apply this cluster's log; upgrade it", "id", id, "raft", meta.Raft)
+	}
+	return false
 }
 
 // askID asks the node at a plane address for its ID.

@@ -76,7 +76,7 @@ var (
 	dFollowerSeen = desc("raft_follower_last_report_seconds", "On the leader, time since each follower last reported its progress.", "follower")
 	dAppend       = desc("raft_log_append_duration_seconds", "Raft log appends (one write per batch; with --fsync always, the fsync too).")
 	dFsync        = desc("raft_log_fsync_duration_seconds", "Raft log fsyncs (its _count counts them).")
-	dSyncEntries  = desc("raft_log_synced_entries_total", "Raft log entries made durable by fsyncs; per fsync: divide by raft_log_fsync_duration_seconds_count.")
+	dSyncEntries  = desc("raft_log_synced_entries_total", "Entries made durable by fsyncs (each entry of a group commit's batch counts); per fsync: divide by raft_log_fsync_duration_seconds_count.")
 	dSyncCmds     = desc("raft_log_synced_commands_total", "Client commands in the entries made durable by fsyncs.")
 	dLeaderChg    = desc("raft_leader_changes_total", "Leaders this node has seen elected.")
 	dSnapSeconds  = desc("raft_snapshot_duration_seconds", "Time to write a snapshot.")

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/goblindb/goblin/raftfsm"
 )
 
 // Group commit: the entries proposed while a batch is being written,
@@ -53,6 +55,9 @@ type groupCommit struct {
 	ended bool
 	// off: every entry is handed over at once (Config.noGroupCommit).
 	off bool
+	// grouped: a batch may go to Raft as one group entry (the group gate,
+	// groupgate.go); otherwise its entries go one by one.
+	grouped atomic.Bool
 
 	// Batches handed to Raft, the entries in them, the largest.
 	batches, entries uint64
@@ -151,21 +156,54 @@ func (g *groupCommit) run() {
 	}
 }
 
-// handOver gives the held entries to Raft, in order, as one batch.
+// handOver gives the held entries to Raft, in order, as one batch: as
+// groups of entries (raftfsm/group.go), each one Raft log entry, of up to
+// maxGroupBytes (an entry that size or larger goes alone), or one by one
+// while the group gate is closed.
 func (g *groupCommit) handOver() {
 	if len(g.queue) == 0 {
 		return
 	}
-	for _, h := range g.queue {
-		h.f = g.raft.Apply(h.data, enqueueTimeout)
-		h.data = nil
-		close(h.ready)
+	grouped := g.grouped.Load()
+	for i := 0; i < len(g.queue); {
+		j, size := i+1, len(g.queue[i].data)
+		for grouped && j < len(g.queue) && size+len(g.queue[j].data) < maxGroupBytes {
+			size += len(g.queue[j].data)
+			j++
+		}
+		g.applyHeld(g.queue[i:j])
+		i = j
 	}
 	g.count(len(g.queue))
 	clear(g.queue)
 	g.queue = g.queue[:0]
 	g.held.Store(0)
 	g.busy.Store(true)
+}
+
+// maxGroupBytes bounds the entries gathered into one group.
+const maxGroupBytes = 1 << 20
+
+// applyHeld hands hs to Raft: one entry as it is, several as a group.
+func (g *groupCommit) applyHeld(hs []*heldFuture) {
+	if len(hs) == 1 {
+		h := hs[0]
+		h.f = g.raft.Apply(h.data, enqueueTimeout)
+		h.data = nil
+		close(h.ready)
+		return
+	}
+	entries := make([][]byte, len(hs))
+	for i, h := range hs {
+		entries[i] = h.data
+	}
+	gf := &groupFuture{done: make(chan struct{})}
+	gf.f = g.raft.Apply(raftfsm.AppendGroup(make([]byte, 0, raftfsm.GroupLen(entries)), entries), enqueueTimeout)
+	for i, h := range hs {
+		h.f = &groupMember{g: gf, i: i}
+		h.data = nil
+		close(h.ready)
+	}
 }
 
 // GroupCommitStats reports how many batches of entries this node handed
@@ -199,6 +237,59 @@ func (h *heldFuture) Response() interface{} {
 func (h *heldFuture) Index() uint64 {
 	<-h.ready
 	return h.f.Index()
+}
+
+// groupFuture is the future of a group's log entry, which every member
+// reads: the first to ask waits for Raft's future (which has one reader),
+// the others for it.
+type groupFuture struct {
+	f       raft.ApplyFuture
+	claimed atomic.Bool
+	done    chan struct{}
+	err     error
+	resp    interface{}
+	index   uint64
+}
+
+func (gf *groupFuture) wait() {
+	if gf.claimed.CompareAndSwap(false, true) {
+		gf.err = gf.f.Error()
+		if gf.err == nil {
+			gf.resp, gf.index = gf.f.Response(), gf.f.Index()
+		}
+		close(gf.done)
+		return
+	}
+	<-gf.done
+}
+
+// groupMember is the future of the i'th entry of a group: the group's
+// error, or its own result.
+type groupMember struct {
+	g *groupFuture
+	i int
+}
+
+var _ raft.ApplyFuture = (*groupMember)(nil)
+
+func (m *groupMember) Error() error {
+	m.g.wait()
+	return m.g.err
+}
+
+// Response is the entry's raftfsm.Result; the group's own Result when the
+// group failed as a whole (it could not be decoded).
+func (m *groupMember) Response() interface{} {
+	m.g.wait()
+	if rs, ok := m.g.resp.(raftfsm.GroupResult); ok && m.i < len(rs) {
+		return rs[m.i]
+	}
+	return m.g.resp
+}
+
+func (m *groupMember) Index() uint64 {
+	m.g.wait()
+	return m.g.index
 }
 
 // errorFuture answers err at once.

@@ -9,9 +9,9 @@ import (
 	"github.com/goblindb/goblin/raftfsm"
 )
 
-// Entries proposed while a batch is in flight reach Raft together, every
-// writer's entries apply in the order it proposed them, and each gets its
-// own result.
+// Entries proposed while a batch is in flight reach Raft together, as one
+// log entry, every writer's entries apply in the order it proposed them,
+// and each gets its own result.
 func TestGroupCommitBatchesAndKeepsOrder(t *testing.T) {
 	n := startNode(t, Config{})
 	const writers, perWriter = 16, 200
@@ -59,6 +59,10 @@ func TestGroupCommitBatchesAndKeepsOrder(t *testing.T) {
 	}
 	if largest < 2 {
 		t.Errorf("no batch held more than one entry (%d batches): entries were not grouped", batches)
+	}
+	// A batch is one log entry, a group (raftfsm/group.go), not one each.
+	if last := n.raft.LastIndex(); last >= uint64(writers*perWriter) {
+		t.Errorf("the log holds %d entries for %d proposals: batches were not grouped", last, writers*perWriter)
 	}
 	for w := range writers {
 		want := fmt.Sprint(perWriter * (perWriter + 1) / 2)

@@ -36,6 +36,9 @@ type testCluster struct {
 	lose forwardLoss
 	logs *testutil.SyncBuffer
 	opts func(*Config)
+	// oldBuild are nodes whose gossip says they apply no group entries
+	// (a build from before them).
+	oldBuild map[string]bool
 }
 
 func newTestCluster(t testing.TB, size int, opts func(*Config)) *testCluster {
@@ -343,11 +346,21 @@ func (p *testPeers) Admin(ctx context.Context, leader string, args ...string) er
 	return fmt.Errorf("unknown admin %q", args[0])
 }
 
+// entries is the log entry version gossip reports for the node id.
+func (p *testPeers) entries(id string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.oldBuild[id] {
+		return raftfsm.VersionProposal
+	}
+	return raftfsm.VersionGroup
+}
+
 func (p *testPeers) Members() []Member {
 	var out []Member
 	for _, n := range (*testCluster)(p).all() {
 		out = append(out, Member{ID: n.ID(), RaftAddr: "raft-" + n.ID(), Addr: n.ID(), Announce: n.ID(), State: "alive",
-			Reported: time.Now(), LogFault: n.LogFault() != nil})
+			Reported: time.Now(), LogFault: n.LogFault() != nil, Entries: p.entries(n.ID())})
 	}
 	return out
 }

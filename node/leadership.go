@@ -35,6 +35,7 @@ func (n *Node) becomeLeader() {
 	term := n.currentTerm()
 	n.log.Info("became leader", "term", term)
 	n.updateVoters()
+	n.updateGroupGate()
 	for attempt := 0; n.IsLeader(); attempt++ {
 		f := n.raft.Apply((&raftfsm.Entry{Op: raftfsm.OpNoop}).Encode(nil), 5*time.Second)
 		if err := f.Error(); err != nil {

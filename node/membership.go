@@ -62,6 +62,10 @@ func (n *Node) AddVoter(id, addr string) error {
 	// A leader that was the only voter skips confirming leadership for
 	// reads; stop before the configuration can hold a second voter.
 	n.singleVoter.Store(false)
+	// Nor write groups before the group gate has looked at the new server
+	// (groupgate.go).
+	n.group.grouped.Store(false)
+	defer n.updateGroupGate()
 	defer n.updateVoters()
 	defer n.blockLease()() // the majority changes (lease.go)
 	return translateRaftErr(n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, membershipTimeout).Error())
@@ -99,6 +103,7 @@ func (n *Node) RemoveServerHere(id string) error {
 	if !hasServer(conf, id) {
 		return ErrNoSuchNode
 	}
+	defer n.updateGroupGate()
 	defer n.updateVoters()
 	defer n.blockLease()() // the majority changes (lease.go)
 	return translateRaftErr(n.raft.RemoveServer(raft.ServerID(id), 0, membershipTimeout).Error())

@@ -59,13 +59,15 @@ func (t *timedLog) StoreLogs(logs []*raft.Log) error {
 	if err != nil {
 		return err
 	}
-	cmds := 0
+	entries, cmds := 0, 0
 	for _, l := range logs {
+		entries++
 		if l.Type == raft.LogCommand {
 			cmds += raftfsm.CommandCount(l.Data)
+			entries += raftfsm.EntryCount(l.Data) - 1
 		}
 	}
-	t.st.unsyncedEntries.Add(uint64(len(logs)))
+	t.st.unsyncedEntries.Add(uint64(entries))
 	t.st.unsyncedCommands.Add(uint64(cmds))
 	if t.syncs {
 		if !t.ownFsync {

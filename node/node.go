@@ -337,11 +337,12 @@ func New(cfg Config) (*Node, error) {
 		snaps.afterRestore(idx, term)
 	}
 	n.terms.Store(newTermCtx())
-	n.wg.Add(4)
+	n.wg.Add(5)
 	go n.watchTerms()
 	go n.watchLeaders()
 	go n.watchLeadership()
 	go n.expireLoop()
+	go n.watchGroupGate()
 	return n, nil
 }
 

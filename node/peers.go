@@ -60,4 +60,8 @@ type Member struct {
 	Applied  uint64
 	Reported time.Time
 	LogFault bool
+	// Entries is the newest log entry version the node applies
+	// (raftfsm.VersionGroup; 0 from builds before groups), for the group
+	// gate (groupgate.go).
+	Entries int
 }

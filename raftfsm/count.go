@@ -2,9 +2,14 @@ package raftfsm
 
 // CommandCount returns how many client commands the encoded entry data
 // carries without decoding it: one for OpCommand, the count for OpBatch
-// and OpMulti (read from the header), none for the other ops or for bytes
-// that are not an entry. It is for metrics (commands per fsync).
+// and OpMulti (read from the header), their sum for a group, none for the
+// other ops or for bytes that are not an entry. It is for metrics
+// (commands per fsync).
 func CommandCount(data []byte) int {
+	if isGroup(data) {
+		_, n := groupCounts(data)
+		return n
+	}
 	d := &decoder{b: data}
 	v := d.byte()
 	if v != Version && v != VersionProposal {

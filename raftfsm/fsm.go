@@ -26,6 +26,8 @@ type FSM struct {
 	// scratch is the entry ApplyBatch decodes into (only raft's FSM
 	// goroutine applies).
 	scratch Entry
+	// groupScratch holds the entries of the group being applied.
+	groupScratch [][]byte
 	// OnSnapshotReleased, if set, is called once raft is done with a
 	// snapshot (persisted or not) and its clone of the state is garbage.
 	OnSnapshotReleased func()
@@ -130,6 +132,10 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 		if l.Type != raft.LogCommand {
 			continue
 		}
+		if isGroup(l.Data) {
+			out[i] = f.applyGroup(l)
+			continue
+		}
 		e := &f.scratch
 		if err := DecodeInto(e, l.Data); err != nil {
 			out[i] = f.fail(l, err)
@@ -163,7 +169,10 @@ func (f *FSM) fail(l *raft.Log, cause error) Result {
 	f.failed.Add(1)
 	if f.Logger != nil {
 		op := "unknown"
-		if len(l.Data) >= 2 && (l.Data[0] == Version || l.Data[0] == VersionProposal) {
+		switch {
+		case isGroup(l.Data):
+			op = "group"
+		case len(l.Data) >= 2 && (l.Data[0] == Version || l.Data[0] == VersionProposal):
 			op = Op(l.Data[1]).String()
 		}
 		f.Logger.Error("log entry failed: it cannot be decoded, and changes nothing",

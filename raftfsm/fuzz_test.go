@@ -63,6 +63,11 @@ func FuzzApplyEntry(f *testing.F) {
 	for _, p := range fuzzPrograms() {
 		f.Add(p)
 	}
+	var group [][]byte
+	for _, e := range seedEntries() {
+		group = append(group, e.Encode(nil))
+	}
+	f.Add(AppendGroup(nil, group))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, b := newFuzzFSM(t), newFuzzFSM(t)
 		next := uint64(len(fuzzSetup()) + 1)
@@ -72,12 +77,12 @@ func FuzzApplyEntry(f *testing.F) {
 		before := dump(a.KS())
 		ra := a.ApplyBatch([]*raft.Log{{Index: next, Term: 2, Type: raft.LogCommand, Data: bytes.Clone(data)}})
 		rb := b.ApplyBatch([]*raft.Log{{Index: next, Term: 2, Type: raft.LogCommand, Data: bytes.Clone(data)}})
-		if res := ra[0].(Result); res.Err != nil {
+		if res, ok := ra[0].(Result); ok && res.Err != nil {
 			if res.Reply != nil || dump(a.KS()) != before {
 				t.Fatalf("a failed entry changed the state or replied %q", res.Reply)
 			}
 		}
-		sameResults(t, ra, rb)
+		sameGroupResults(t, ra[0], rb[0])
 		next++
 
 		// The input as a program of entries, applied in one batch.
@@ -95,6 +100,25 @@ func FuzzApplyEntry(f *testing.F) {
 			t.Fatalf("states differ:\n%s\n---\n%s", da, db)
 		}
 		checkSets(t, a.KS())
+
+		// The same program and the raw input as groups (group.go), on two
+		// more FSMs: they agree, and the sets stay sound.
+		c, d := newFuzzFSM(t), newFuzzFSM(t)
+		subs := [][]byte{bytes.Clone(data)}
+		for _, l := range la {
+			subs = append(subs, l.Data)
+		}
+		group := AppendGroup(nil, subs)
+		for _, g := range [][]byte{group, bytes.Clone(data), append([]byte{VersionGroup}, data...)} {
+			gc := c.ApplyBatch([]*raft.Log{{Index: next, Term: 2, Type: raft.LogCommand, Data: bytes.Clone(g)}})
+			gd := d.ApplyBatch([]*raft.Log{{Index: next, Term: 2, Type: raft.LogCommand, Data: bytes.Clone(g)}})
+			sameGroupResults(t, gc[0], gd[0])
+			next++
+		}
+		if dc, dd := dump(c.KS()), dump(d.KS()); dc != dd {
+			t.Fatalf("states differ after groups:\n%s\n---\n%s", dc, dd)
+		}
+		checkSets(t, c.KS())
 	})
 }
 
@@ -106,6 +130,23 @@ func sameResults(t *testing.T, ra, rb []interface{}) {
 		if x.Index != y.Index || !bytes.Equal(x.Reply, y.Reply) || fmt.Sprint(x.Err) != fmt.Sprint(y.Err) {
 			t.Fatalf("entry %d: results differ: %+v vs %+v", i, x, y)
 		}
+	}
+}
+
+// sameGroupResults compares two results that may be groups.
+func sameGroupResults(t *testing.T, x, y interface{}) {
+	t.Helper()
+	gx, okx := x.(GroupResult)
+	gy, oky := y.(GroupResult)
+	if okx != oky || len(gx) != len(gy) {
+		t.Fatalf("results differ: %+v vs %+v", x, y)
+	}
+	if !okx {
+		sameResults(t, []interface{}{x}, []interface{}{y})
+		return
+	}
+	for i := range gx {
+		sameResults(t, []interface{}{gx[i]}, []interface{}{gy[i]})
 	}
 }
 

@@ -1,0 +1,66 @@
+package node
+
+import (
+	"time"
+
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+// The group gate: the leader writes a batch as one group entry
+// (raftfsm/group.go) only once every server of the Raft configuration has
+// said through gossip that it applies groups (Member.Entries). A build
+// from before groups would record a group as a failed entry while the
+// others apply it, and the nodes' states would part; so during a rolling
+// upgrade, while any server runs such a build or has not been heard from,
+// the leader writes the entries of a batch one by one, as that build does,
+// and groups once the last server has been upgraded. A single node without
+// peers has no one to wait for.
+//
+// The gate is checked once a second (groupGateEvery) and whenever the
+// configuration or leadership changes; group commit reads the answer.
+
+// groupGateEvery is how often the gate is checked.
+const groupGateEvery = time.Second
+
+// watchGroupGate keeps the gate's answer current until the node stops.
+func (n *Node) watchGroupGate() {
+	defer n.wg.Done()
+	t := time.NewTicker(groupGateEvery)
+	defer t.Stop()
+	for {
+		n.updateGroupGate()
+		select {
+		case <-n.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// updateGroupGate sets whether group commit may write groups.
+func (n *Node) updateGroupGate() {
+	n.group.grouped.Store(n.serversApplyGroups())
+}
+
+// serversApplyGroups reports whether every server of the Raft
+// configuration applies group entries, by what gossip says of each.
+func (n *Node) serversApplyGroups() bool {
+	if n.peers == nil {
+		return true
+	}
+	f := n.raft.GetConfiguration()
+	if f.Error() != nil {
+		return false
+	}
+	versions := map[string]int{}
+	for _, m := range n.peers.Members() {
+		versions[m.ID] = m.Entries
+	}
+	servers := f.Configuration().Servers
+	for _, s := range servers {
+		if versions[string(s.ID)] < raftfsm.VersionGroup {
+			return false
+		}
+	}
+	return len(servers) > 0
+}

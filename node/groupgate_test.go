@@ -1,0 +1,63 @@
+package node
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/goblindb/goblin/raftfsm"
+)
+
+// The leader writes a batch as one group entry only while every server
+// says it applies groups: with one server of an older build (a rolling
+// upgrade), every proposal is a log entry of its own, which that build
+// applies; once it is upgraded, batches are groups again. Every node ends
+// in the same state either way.
+func TestGroupGateWaitsForEveryServer(t *testing.T) {
+	tc := newTestCluster(t, 3, nil)
+	leader := tc.waitLeader()
+	old := tc.followers()[0]
+	// logged proposes count pipelined ZINCRBYs through the leader and
+	// returns how many log entries they took.
+	total := 0
+	logged := func(count int) uint64 {
+		t.Helper()
+		before := leader.raft.LastIndex()
+		waits := make([]func() (raftfsm.Result, error), 0, count)
+		for i := 0; i < count; i++ {
+			waits = append(waits, leader.Propose(raftfsm.CommandEntry(leader.Now(), 0, "zincrby", "k", "1", "m")))
+		}
+		for i, w := range waits {
+			if _, err := w(); err != nil {
+				t.Fatalf("write %d: %v", i, err)
+			}
+		}
+		total += count
+		return leader.raft.LastIndex() - before
+	}
+
+	tc.mu.Lock()
+	tc.oldBuild = map[string]bool{old.ID(): true}
+	tc.mu.Unlock()
+	leader.updateGroupGate()
+	if got := logged(300); got < 300 {
+		t.Fatalf("with %s of an older build, 300 writes took %d log entries: groups were written", old.ID(), got)
+	}
+
+	tc.mu.Lock()
+	tc.oldBuild = nil
+	tc.mu.Unlock()
+	leader.updateGroupGate()
+	if got := logged(300); got >= 300 {
+		t.Fatalf("with every server upgraded, 300 writes took %d log entries: no groups", got)
+	}
+
+	want := fmt.Sprint(total)
+	for _, n := range tc.all() {
+		if err := n.WaitApplied(t.Context(), leader.raft.LastIndex()); err != nil {
+			t.Fatalf("%s: %v", n.ID(), err)
+		}
+		if got := score(n, "k", "m"); got != want {
+			t.Errorf("%s: score %s, want %s", n.ID(), got, want)
+		}
+	}
+}
