@@ -23,6 +23,9 @@ import (
 // entries that arrive meanwhile reach Raft as one batch, the way Redis's
 // event loop writes and fsyncs the commands of all ready clients at once:
 // one fdatasync, one AppendEntries round and one apply for all of them.
+// The batch is one Raft log entry, a group of its entries
+// (raftfsm/group.go), so Raft's own cost per entry is paid once a batch,
+// once every server applies groups (the group gate, groupgate.go).
 //
 // With nothing in flight an entry is handed over at once, by its
 // proposer, and its proposer alone reads Raft's future (they are not safe

@@ -16,8 +16,9 @@ import (
 // and groups once the last server has been upgraded. A single node without
 // peers has no one to wait for.
 //
-// The gate is checked once a second (groupGateEvery) and whenever the
-// configuration or leadership changes; group commit reads the answer.
+// The leader checks the gate once a second (groupGateEvery), when it is
+// elected and when it changes the configuration; group commit reads the
+// answer.
 
 // groupGateEvery is how often the gate is checked.
 const groupGateEvery = time.Second
@@ -28,7 +29,9 @@ func (n *Node) watchGroupGate() {
 	t := time.NewTicker(groupGateEvery)
 	defer t.Stop()
 	for {
-		n.updateGroupGate()
+		if n.IsLeader() {
+			n.updateGroupGate()
+		}
 		select {
 		case <-n.stop:
 			return

@@ -8,7 +8,9 @@
 // term it may take effect in, outside which every node refuses it alike,
 // and an ID by which the FSM reports its result, so that its proposer can
 // tell whether it was applied when leadership changed while it was in
-// flight. Every entry that can touch
+// flight. A group (group.go) is several such entries in one log entry:
+// the leader's group commit writes a batch so, and each of its entries is
+// applied as a log entry of its own would be. Every entry that can touch
 // time-dependent state carries the leader's clock, and every command
 // carries the protocol its reply is encoded in, so applying the same log
 // gives the same keyspace and the same replies on every node. The Applier
