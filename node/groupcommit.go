@@ -62,6 +62,12 @@ type groupCommit struct {
 	// groupgate.go); otherwise its entries go one by one.
 	grouped atomic.Bool
 
+	// fmu guards inflight, the groups handed to Raft and not yet
+	// answered, by their first byte (groupApplied). It is never held
+	// while waiting for Raft.
+	fmu      sync.Mutex
+	inflight map[*byte]*groupFuture
+
 	// Batches handed to Raft, the entries in them, the largest.
 	batches, entries uint64
 	largest          int
@@ -74,7 +80,7 @@ const holdLimit = 100 * time.Millisecond
 // Raft runs, before anything is submitted (the state machine may call
 // applied before).
 func newGroupCommit(stop <-chan struct{}) *groupCommit {
-	return &groupCommit{stop: stop, kick: make(chan struct{}, 1)}
+	return &groupCommit{stop: stop, kick: make(chan struct{}, 1), inflight: map[*byte]*groupFuture{}}
 }
 
 // submit hands data to Raft now, or with the next batch. The future
@@ -201,9 +207,11 @@ func (g *groupCommit) applyHeld(hs []*heldFuture) {
 		entries[i] = h.data
 	}
 	gf := &groupFuture{done: make(chan struct{})}
-	gf.f = g.raft.Apply(raftfsm.AppendGroup(make([]byte, 0, raftfsm.GroupLen(entries)), entries), enqueueTimeout)
+	data := raftfsm.AppendGroup(make([]byte, 0, raftfsm.GroupLen(entries)), entries)
+	g.track(gf, data)
+	gf.f = g.raft.Apply(data, enqueueTimeout)
 	for i, h := range hs {
-		h.f = &groupMember{g: gf, i: i}
+		h.f = &groupMember{g: gf, gc: g, i: i}
 		h.data = nil
 		close(h.ready)
 	}
@@ -243,47 +251,97 @@ func (h *heldFuture) Index() uint64 {
 }
 
 // groupFuture is the future of a group's log entry, which every member
-// reads: the first to ask waits for Raft's future (which has one reader),
-// the others for it.
+// reads. The state machine answers it as it applies the group on this node
+// (groupApplied), waking every member at once; one member also waits for
+// Raft's future (which has one reader) for the answers of a group that is
+// not applied here (leadership lost, shutdown). Whichever comes first
+// answers.
 type groupFuture struct {
 	f       raft.ApplyFuture
+	key     *byte
 	claimed atomic.Bool
+	once    sync.Once
 	done    chan struct{}
 	err     error
 	resp    interface{}
 	index   uint64
 }
 
-func (gf *groupFuture) wait() {
-	if gf.claimed.CompareAndSwap(false, true) {
-		gf.err = gf.f.Error()
-		if gf.err == nil {
-			gf.resp, gf.index = gf.f.Response(), gf.f.Index()
-		}
+// finish answers the group, once.
+func (gf *groupFuture) finish(err error, resp interface{}, index uint64) {
+	gf.once.Do(func() {
+		gf.err, gf.resp, gf.index = err, resp, index
 		close(gf.done)
-		return
+	})
+}
+
+func (gf *groupFuture) wait(g *groupCommit) {
+	if gf.claimed.CompareAndSwap(false, true) {
+		err := gf.f.Error()
+		var resp interface{}
+		var index uint64
+		if err == nil {
+			resp, index = gf.f.Response(), gf.f.Index()
+		}
+		g.forget(gf)
+		gf.finish(err, resp, index)
 	}
 	<-gf.done
+}
+
+// track registers gf, whose group entry is data, for groupApplied.
+func (g *groupCommit) track(gf *groupFuture, data []byte) {
+	gf.key = &data[0]
+	g.fmu.Lock()
+	g.inflight[gf.key] = gf
+	g.fmu.Unlock()
+}
+
+func (g *groupCommit) forget(gf *groupFuture) {
+	g.fmu.Lock()
+	if g.inflight[gf.key] == gf {
+		delete(g.inflight, gf.key)
+	}
+	g.fmu.Unlock()
+}
+
+// groupApplied is the state machine's report of a group applied at index
+// (raftfsm.FSM.OnGroup, on its goroutine, under the keyspace's lock): on
+// the leader that wrote it, Raft hands the state machine the very bytes
+// it was given, so the group is found by its first byte's address. Groups
+// read back from the log (a follower, a restart) are found by no one.
+func (g *groupCommit) groupApplied(data []byte, index uint64, res raftfsm.GroupResult) {
+	if len(data) == 0 {
+		return
+	}
+	g.fmu.Lock()
+	gf := g.inflight[&data[0]]
+	delete(g.inflight, &data[0])
+	g.fmu.Unlock()
+	if gf != nil {
+		gf.finish(nil, res, index)
+	}
 }
 
 // groupMember is the future of the i'th entry of a group: the group's
 // error, or its own result.
 type groupMember struct {
-	g *groupFuture
-	i int
+	g  *groupFuture
+	gc *groupCommit
+	i  int
 }
 
 var _ raft.ApplyFuture = (*groupMember)(nil)
 
 func (m *groupMember) Error() error {
-	m.g.wait()
+	m.g.wait(m.gc)
 	return m.g.err
 }
 
 // Response is the entry's raftfsm.Result; the group's own Result when the
 // group failed as a whole (it could not be decoded).
 func (m *groupMember) Response() interface{} {
-	m.g.wait()
+	m.g.wait(m.gc)
 	if rs, ok := m.g.resp.(raftfsm.GroupResult); ok && m.i < len(rs) {
 		return rs[m.i]
 	}
@@ -291,7 +349,7 @@ func (m *groupMember) Response() interface{} {
 }
 
 func (m *groupMember) Index() uint64 {
-	m.g.wait()
+	m.g.wait(m.gc)
 	return m.g.index
 }
 

@@ -6,9 +6,9 @@ import (
 	"github.com/goblindb/goblin/raftfsm"
 )
 
-// The group gate: the leader writes a batch as one group entry
-// (raftfsm/group.go) only once every server of the Raft configuration has
-// said through gossip that it applies groups (Member.Entries). A build
+// The group gate: under --fsync always, the leader writes a batch as one
+// group entry (raftfsm/group.go) only once every server of the Raft
+// configuration has said through gossip that it applies groups (Member.Entries). A build
 // from before groups would record a group as a failed entry while the
 // others apply it, and the nodes' states would part; so during a rolling
 // upgrade, while any server runs such a build or has not been heard from,
@@ -40,9 +40,13 @@ func (n *Node) watchGroupGate() {
 	}
 }
 
-// updateGroupGate sets whether group commit may write groups.
+// updateGroupGate sets whether group commit may write groups: under
+// --fsync always, once every server applies them. Under everysec a batch's
+// append costs little and its round is short: there, writing its entries
+// one by one measured faster (ZADD -c 50 -P 1, 8 alternated runs: 34.5k
+// against 28k a second with groups).
 func (n *Node) updateGroupGate() {
-	n.group.grouped.Store(n.serversApplyGroups())
+	n.group.grouped.Store(n.cfg.Fsync == FsyncAlways && n.serversApplyGroups())
 }
 
 // serversApplyGroups reports whether every server of the Raft

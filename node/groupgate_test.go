@@ -13,7 +13,7 @@ import (
 // applies; once it is upgraded, batches are groups again. Every node ends
 // in the same state either way.
 func TestGroupGateWaitsForEveryServer(t *testing.T) {
-	tc := newTestCluster(t, 3, nil)
+	tc := newTestCluster(t, 3, func(c *Config) { c.Fsync = FsyncAlways })
 	leader := tc.waitLeader()
 	old := tc.followers()[0]
 	// logged proposes count pipelined ZINCRBYs through the leader and
@@ -59,5 +59,27 @@ func TestGroupGateWaitsForEveryServer(t *testing.T) {
 		if got := score(n, "k", "m"); got != want {
 			t.Errorf("%s: score %s, want %s", n.ID(), got, want)
 		}
+	}
+}
+
+// Under --fsync everysec a batch's entries go one by one: groups measured
+// slower there.
+func TestNoGroupsUnderEverysec(t *testing.T) {
+	n := startNode(t, Config{Fsync: FsyncEverysec})
+	before := n.raft.LastIndex()
+	waits := make([]func() (raftfsm.Result, error), 0, 300)
+	for i := 0; i < 300; i++ {
+		waits = append(waits, n.Propose(raftfsm.CommandEntry(n.Now(), 0, "zincrby", "k", "1", "m")))
+	}
+	for i, w := range waits {
+		if _, err := w(); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if got := n.raft.LastIndex() - before; got < 300 {
+		t.Fatalf("300 writes took %d log entries under everysec: groups were written", got)
+	}
+	if _, _, largest := n.GroupCommitStats(); largest < 2 {
+		t.Fatalf("no batch held more than one entry: the test proves nothing")
 	}
 }

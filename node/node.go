@@ -171,6 +171,7 @@ func New(cfg Config) (*Node, error) {
 	n.group = newGroupCommit(n.stop)
 	n.group.off = cfg.noGroupCommit
 	n.fsm.OnApply = func(uint64) { n.group.applied() }
+	n.fsm.OnGroup = n.group.groupApplied
 	// A snapshot clones the whole state; once it is written the clone is
 	// garbage and the heap has just peaked at twice the state. Collect it
 	// and hand the pages back now rather than keep them resident until

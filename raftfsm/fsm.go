@@ -39,6 +39,10 @@ type FSM struct {
 	// applied entry that has a proposal header (proposal.go). It runs
 	// under the keyspace's write lock and must not block.
 	OnProposal func(proposal uint64, res Result)
+	// OnGroup, if set, is called with the bytes, index and results of
+	// every group applied (group.go), under the keyspace's write lock; it
+	// must not block.
+	OnGroup func(data []byte, index uint64, res GroupResult)
 	// appliedTerm, restores and termCh: AppliedTerm, Restores and
 	// TermChanged (proposal.go).
 	appliedTerm atomic.Uint64

@@ -101,6 +101,9 @@ func (f *FSM) applyGroup(l *raft.Log) interface{} {
 		out[i] = res
 	}
 	clear(subs)
+	if f.OnGroup != nil {
+		f.OnGroup(l.Data, l.Index, out)
+	}
 	return out
 }
 

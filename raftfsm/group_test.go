@@ -31,6 +31,13 @@ func TestGroupAppliesEachEntryAsItsOwn(t *testing.T) {
 	var reports []uint64
 	g.OnProposal = func(id uint64, res Result) { reports = append(reports, id) }
 	group := AppendGroup(nil, subs)
+	var heard []GroupResult
+	g.OnGroup = func(data []byte, index uint64, res GroupResult) {
+		if &data[0] != &group[0] || index != 5 {
+			t.Errorf("OnGroup heard index %d of other bytes", index)
+		}
+		heard = append(heard, res)
+	}
 	if len(group) != GroupLen(subs) {
 		t.Fatalf("GroupLen %d, AppendGroup wrote %d", GroupLen(subs), len(group))
 	}
@@ -55,6 +62,9 @@ func TestGroupAppliesEachEntryAsItsOwn(t *testing.T) {
 	}
 	if string(rs[3].Reply) != "$1\r\n6\r\n:1\r\n" {
 		t.Errorf("batch reply %q", rs[3].Reply)
+	}
+	if len(heard) != 1 || len(heard[0]) != len(subs) || string(heard[0][0].Reply) != ":1\r\n" {
+		t.Errorf("OnGroup heard %+v, want the group's results once", heard)
 	}
 	if g.Failed() != 2 {
 		t.Errorf("Failed %d, want 2", g.Failed())
