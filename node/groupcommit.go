@@ -115,8 +115,16 @@ func (g *groupCommit) applied() {
 }
 
 // leadershipChanged frees what is held: the batch in flight may never be
-// applied here.
-func (g *groupCommit) leadershipChanged() { g.applied() }
+// applied here. Nor can a group in flight be found by groupApplied any
+// more (a node that is not the leader applies entries read back from its
+// log): Raft's future answers its members, and it is forgotten here, so
+// that a group whose members never ask is not kept.
+func (g *groupCommit) leadershipChanged() {
+	g.fmu.Lock()
+	clear(g.inflight)
+	g.fmu.Unlock()
+	g.applied()
+}
 
 func (g *groupCommit) wake() {
 	select {

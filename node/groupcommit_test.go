@@ -105,3 +105,35 @@ func BenchmarkGroupCommit(b *testing.B) {
 		})
 	}
 }
+
+// A change of leadership forgets the groups in flight: no longer leading,
+// the node applies entries read back from its log, which groupApplied
+// cannot find, and Raft's future answers their members.
+func TestLeadershipChangeForgetsGroupsInFlight(t *testing.T) {
+	g := newGroupCommit(make(chan struct{}))
+	data := raftfsm.AppendGroup(nil, [][]byte{{1}, {2}})
+	gf := &groupFuture{done: make(chan struct{})}
+	g.track(gf, data)
+	g.leadershipChanged()
+	if len(g.inflight) != 0 {
+		t.Fatalf("%d groups kept after a leadership change", len(g.inflight))
+	}
+	g.groupApplied(data, 7, raftfsm.GroupResult{{}, {}})
+	select {
+	case <-gf.done:
+		t.Fatal("a forgotten group was answered by groupApplied")
+	default:
+	}
+	// One tracked and applied is answered, and forgotten.
+	gf2 := &groupFuture{done: make(chan struct{})}
+	g.track(gf2, data)
+	g.groupApplied(data, 8, raftfsm.GroupResult{{Index: 8}, {Index: 8}})
+	select {
+	case <-gf2.done:
+	default:
+		t.Fatal("an applied group was not answered")
+	}
+	if gf2.index != 8 || len(g.inflight) != 0 {
+		t.Fatalf("index %d, %d groups kept", gf2.index, len(g.inflight))
+	}
+}
