@@ -214,12 +214,12 @@ func (g *groupCommit) applyHeld(hs []*heldFuture) {
 	for i, h := range hs {
 		entries[i] = h.data
 	}
-	gf := &groupFuture{done: make(chan struct{})}
+	gf := &groupFuture{gc: g, done: make(chan struct{})}
 	data := raftfsm.AppendGroup(make([]byte, 0, raftfsm.GroupLen(entries)), entries)
 	g.track(gf, data)
 	gf.f = g.raft.Apply(data, enqueueTimeout)
 	for i, h := range hs {
-		h.f = &groupMember{g: gf, gc: g, i: i}
+		h.f = &groupMember{g: gf, i: i}
 		h.data = nil
 		close(h.ready)
 	}
@@ -265,6 +265,7 @@ func (h *heldFuture) Index() uint64 {
 // not applied here (leadership lost, shutdown). Whichever comes first
 // answers.
 type groupFuture struct {
+	gc      *groupCommit
 	f       raft.ApplyFuture
 	key     *byte
 	claimed atomic.Bool
@@ -283,7 +284,7 @@ func (gf *groupFuture) finish(err error, resp interface{}, index uint64) {
 	})
 }
 
-func (gf *groupFuture) wait(g *groupCommit) {
+func (gf *groupFuture) wait() {
 	if gf.claimed.CompareAndSwap(false, true) {
 		err := gf.f.Error()
 		var resp interface{}
@@ -291,7 +292,7 @@ func (gf *groupFuture) wait(g *groupCommit) {
 		if err == nil {
 			resp, index = gf.f.Response(), gf.f.Index()
 		}
-		g.forget(gf)
+		gf.gc.forget(gf)
 		gf.finish(err, resp, index)
 	}
 	<-gf.done
@@ -334,22 +335,21 @@ func (g *groupCommit) groupApplied(data []byte, index uint64, res raftfsm.GroupR
 // groupMember is the future of the i'th entry of a group: the group's
 // error, or its own result.
 type groupMember struct {
-	g  *groupFuture
-	gc *groupCommit
-	i  int
+	g *groupFuture
+	i int
 }
 
 var _ raft.ApplyFuture = (*groupMember)(nil)
 
 func (m *groupMember) Error() error {
-	m.g.wait(m.gc)
+	m.g.wait()
 	return m.g.err
 }
 
 // Response is the entry's raftfsm.Result; the group's own Result when the
 // group failed as a whole (it could not be decoded).
 func (m *groupMember) Response() interface{} {
-	m.g.wait(m.gc)
+	m.g.wait()
 	if rs, ok := m.g.resp.(raftfsm.GroupResult); ok && m.i < len(rs) {
 		return rs[m.i]
 	}
@@ -357,7 +357,7 @@ func (m *groupMember) Response() interface{} {
 }
 
 func (m *groupMember) Index() uint64 {
-	m.g.wait(m.gc)
+	m.g.wait()
 	return m.g.index
 }
 

@@ -61,11 +61,13 @@ func (t *timedLog) StoreLogs(logs []*raft.Log) error {
 	}
 	entries, cmds := 0, 0
 	for _, l := range logs {
-		entries++
-		if l.Type == raft.LogCommand {
-			cmds += raftfsm.CommandCount(l.Data)
-			entries += raftfsm.EntryCount(l.Data) - 1
+		if l.Type != raft.LogCommand {
+			entries++
+			continue
 		}
+		e, c := raftfsm.Counts(l.Data)
+		entries += e
+		cmds += c
 	}
 	t.st.unsyncedEntries.Add(uint64(entries))
 	t.st.unsyncedCommands.Add(uint64(cmds))

@@ -7,7 +7,7 @@ package raftfsm
 // (commands per fsync).
 func CommandCount(data []byte) int {
 	if isGroup(data) {
-		_, n := groupCounts(data)
+		_, n := Counts(data)
 		return n
 	}
 	d := &decoder{b: data}

@@ -107,9 +107,14 @@ func (f *FSM) applyGroup(l *raft.Log) interface{} {
 	return out
 }
 
-// groupCounts returns how many entries and client commands a group holds
-// (none for broken framing).
-func groupCounts(data []byte) (entries, commands int) {
+// Counts returns how many entries and client commands the encoded log
+// data holds, reading a group's framing once: for a group, its entries
+// and the sum of their CommandCount (none for broken framing); for
+// anything else, one entry and its CommandCount. It is for metrics.
+func Counts(data []byte) (entries, commands int) {
+	if !isGroup(data) {
+		return 1, CommandCount(data)
+	}
 	var buf [16][]byte
 	subs, err := splitGroup(data, buf[:0])
 	if err != nil {
@@ -124,9 +129,6 @@ func groupCounts(data []byte) (entries, commands int) {
 // EntryCount returns how many entries the encoded log data holds: the
 // count of a group, 1 for anything else.
 func EntryCount(data []byte) int {
-	if isGroup(data) {
-		n, _ := groupCounts(data)
-		return n
-	}
-	return 1
+	n, _ := Counts(data)
+	return n
 }
