@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,6 +124,69 @@ func TestConnConcurrentSendersGetTheirReplies(t *testing.T) {
 	t.Logf("%d requests in %d reads by the peer", senders*each, reads())
 }
 
+// countingConn counts the writes made on a connection.
+type countingConn struct {
+	net.Conn
+	writes atomic.Int64
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(b)
+}
+
+// Senders made runnable together, as a batch of applied writes wakes the
+// clients that forward their next ones, share one write: the first yields
+// before writing, and the others append meanwhile.
+func TestConnSendersRunnableTogetherShareAWrite(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	addr, _ := echoPeer(t, 0)
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := &countingConn{Conn: nc}
+	c := newConn(cc)
+	t.Cleanup(c.close)
+	const senders = 20
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := make(chan struct{})
+	errs := make(chan error, senders)
+	var ready, wg sync.WaitGroup
+	for s := 0; s < senders; s++ {
+		ready.Add(1)
+		wg.Add(1)
+		go func(s int) {
+			defer wg.Done()
+			ready.Done()
+			<-start
+			cl, err := c.send([]byte(strconv.Itoa(s)))
+			if err == nil {
+				var v value
+				if v, err = cl.wait(ctx); err == nil && v.Num != int64(s) {
+					err = errors.New("sender " + strconv.Itoa(s) + " got " + strconv.FormatInt(v.Num, 10))
+				}
+			}
+			errs <- err
+		}(s)
+	}
+	ready.Wait()
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if w := cc.writes.Load(); w > senders/4 {
+		t.Fatalf("%d senders runnable together took %d writes", senders, w)
+	} else {
+		t.Logf("%d senders runnable together took %d writes", senders, w)
+	}
+}
+
 // When the peer goes away, every call waiting fails with errBroken, and
 // later sends fail at once.
 func TestConnBrokenFailsEveryWaitingCall(t *testing.T) {
@@ -179,7 +244,7 @@ func TestConnQueuedBehindAFailedWriteIsNotSent(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c.mu.Lock()
-		writing := c.writing
+		writing := c.writing && len(c.pend) == 0 // the request is in a write
 		c.mu.Unlock()
 		if writing {
 			break
