@@ -76,6 +76,7 @@ func (f *forwarder) get(leader string, ordered bool) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.gather = ordered
 	*slot = c
 	return c, nil
 }

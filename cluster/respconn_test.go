@@ -135,7 +135,7 @@ func (c *countingConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-// Senders made runnable together, as a batch of applied writes wakes the
+// On a gathering connection, senders made runnable together, as a batch of applied writes wakes the
 // clients that forward their next ones, share one write: the first yields
 // before writing, and the others append meanwhile.
 func TestConnSendersRunnableTogetherShareAWrite(t *testing.T) {
@@ -147,6 +147,7 @@ func TestConnSendersRunnableTogetherShareAWrite(t *testing.T) {
 	}
 	cc := &countingConn{Conn: nc}
 	c := newConn(cc)
+	c.gather = true
 	t.Cleanup(c.close)
 	const senders = 20
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
