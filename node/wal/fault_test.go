@@ -186,22 +186,23 @@ func TestFullDisk(t *testing.T) {
 			m := model{}
 			var next uint64 = 1
 			var err error
+			var refused *raft.Log
 			for ; ; next++ {
-				e := mkLog(r, next, 1)
-				e.Data = make([]byte, 1000)
-				if err = l.StoreLog(e); err != nil {
+				refused = mkLog(r, next, 1)
+				refused.Data = make([]byte, 1000)
+				if err = l.StoreLog(refused); err != nil {
 					break
 				}
-				m[next] = e
+				m[next] = refused
 			}
 			if !errors.Is(err, syscall.ENOSPC) {
 				t.Fatalf("append on a full disk: %v, want ENOSPC", err)
 			}
 			t.Logf("disk full after %d entries: %v", next-1, err)
+			// The same entry again, as Raft retries it (a smaller one
+			// may fit in what is left of the last page).
 			for range 3 {
-				e := mkLog(r, next, 1)
-				e.Data = make([]byte, 1000)
-				if err := l.StoreLog(e); !errors.Is(err, syscall.ENOSPC) {
+				if err := l.StoreLog(refused); !errors.Is(err, syscall.ENOSPC) {
 					t.Fatalf("append again: %v, want ENOSPC", err)
 				}
 			}
