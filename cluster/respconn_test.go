@@ -135,9 +135,10 @@ func (c *countingConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-// On a gathering connection, senders made runnable together, as a batch of applied writes wakes the
-// clients that forward their next ones, share one write: the first yields
-// before writing, and the others append meanwhile.
+// On a gathering connection, senders made runnable together (as a batch
+// of applied writes wakes the clients that forward their next ones) share
+// one write: the first yields before writing, and the others append
+// meanwhile.
 func TestConnSendersRunnableTogetherShareAWrite(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	addr, _ := echoPeer(t, 0)
