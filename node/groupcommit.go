@@ -38,7 +38,7 @@ import (
 // order they were submitted. Only a leader submits (followers forward to
 // it), and every entry keeps its own term fence and proposal ID.
 type groupCommit struct {
-	raft *raft.Raft
+	raft raftApplier
 	stop <-chan struct{}
 
 	// busy: a batch was handed to Raft since the last applied batch. Set
@@ -71,6 +71,11 @@ type groupCommit struct {
 	// Batches handed to Raft, the entries in them, the largest.
 	batches, entries uint64
 	largest          int
+}
+
+// raftApplier is what group commit needs of Raft: *raft.Raft.
+type raftApplier interface {
+	Apply(cmd []byte, timeout time.Duration) raft.ApplyFuture
 }
 
 // holdLimit bounds how long entries are held for one batch in flight.
@@ -188,6 +193,9 @@ func (g *groupCommit) handOver() {
 			size += len(g.queue[j].data)
 			j++
 		}
+		// Busy before it reaches Raft, not after: the state machine may
+		// apply it, and report so (applied), before applyHeld returns.
+		g.busy.Store(true)
 		g.applyHeld(g.queue[i:j])
 		i = j
 	}
@@ -195,7 +203,6 @@ func (g *groupCommit) handOver() {
 	clear(g.queue)
 	g.queue = g.queue[:0]
 	g.held.Store(0)
-	g.busy.Store(true)
 }
 
 // maxGroupBytes bounds the entries gathered into one group.

@@ -5,6 +5,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/hashicorp/raft"
 
 	"github.com/goblindb/goblin/raftfsm"
 )
@@ -135,5 +138,70 @@ func TestLeadershipChangeForgetsGroupsInFlight(t *testing.T) {
 	}
 	if gf2.index != 8 || len(g.inflight) != 0 {
 		t.Fatalf("index %d, %d groups kept", gf2.index, len(g.inflight))
+	}
+}
+
+// applyingRaft stands in for Raft whose state machine applies an entry,
+// and reports it applied, before Apply has returned to its caller: what
+// happens when the caller's thread loses its CPU for the length of an
+// fdatasync. Entries Apply is given while pending is set stay in flight
+// instead, as though still being written.
+type applyingRaft struct {
+	g       *groupCommit
+	mu      sync.Mutex
+	pending bool
+	applied [][]byte
+}
+
+func (r *applyingRaft) Apply(data []byte, _ time.Duration) raft.ApplyFuture {
+	r.mu.Lock()
+	r.applied = append(r.applied, data)
+	pending := r.pending
+	r.mu.Unlock()
+	if !pending {
+		r.g.applied()
+	}
+	return errorFuture{}
+}
+
+func (r *applyingRaft) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.applied)
+}
+
+// A batch the state machine applies before handing it over is done
+// leaves nothing in flight: the next entry goes to Raft at once instead
+// of being held until holdLimit, with every client waiting (a stall of
+// 100 ms a few times a second under redis-benchmark -c 50).
+func TestBatchAppliedWhileHandedOverLeavesNothingInFlight(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	g := newGroupCommit(stop)
+	r := &applyingRaft{g: g, pending: true}
+	g.raft = r
+	g.grouped.Store(true)
+	go g.run()
+
+	g.submit([]byte{1}) // in flight
+	held := []raft.ApplyFuture{g.submit([]byte{2}), g.submit([]byte{3})}
+	if r.count() != 1 {
+		t.Fatalf("%d entries reached Raft with one in flight, want 1", r.count())
+	}
+	r.mu.Lock()
+	r.pending = false // the held batch is applied as soon as it is handed over
+	r.mu.Unlock()
+	g.applied() // the first entry is applied: the flusher hands the others over
+	for _, f := range held {
+		if err := f.Error(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.count() != 2 {
+		t.Fatalf("%d entries reached Raft, want 2 (one, then a group of two)", r.count())
+	}
+	g.submit([]byte{4})
+	if r.count() != 3 {
+		t.Fatal("an entry proposed with nothing in flight was held")
 	}
 }
