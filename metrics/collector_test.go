@@ -143,6 +143,10 @@ func testScrape(t *testing.T, fsync node.Fsync) {
 	if got := value("goblin_raft_log_synced_entries_total"); got < 12 {
 		t.Errorf("goblin_raft_log_synced_entries_total %v", got)
 	}
+	// One client, one entry in flight at a time: nothing was held.
+	if got := value("goblin_raft_group_commit_overdue_total"); got != 0 {
+		t.Errorf("goblin_raft_group_commit_overdue_total %v", got)
+	}
 	fsyncs := value("goblin_raft_log_fsync_duration_seconds_count")
 	if fsyncs < 1 {
 		t.Errorf("%v fsyncs", fsyncs)

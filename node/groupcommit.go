@@ -71,6 +71,9 @@ type groupCommit struct {
 	// Batches handed to Raft, the entries in them, the largest.
 	batches, entries uint64
 	largest          int
+	// overdue counts the batches handed over at holdLimit, a batch still
+	// in flight: a disk that slow, or an applied batch not reported.
+	overdue atomic.Uint64
 }
 
 // raftApplier is what group commit needs of Raft: *raft.Raft.
@@ -165,7 +168,11 @@ func (g *groupCommit) run() {
 		switch {
 		case len(g.queue) == 0:
 			since = time.Time{}
-		case !g.busy.Load() || (!since.IsZero() && time.Since(since) >= holdLimit):
+		case !g.busy.Load():
+			g.handOver()
+			since = time.Time{}
+		case !since.IsZero() && time.Since(since) >= holdLimit:
+			g.overdue.Add(1)
 			g.handOver()
 			since = time.Time{}
 		case since.IsZero():

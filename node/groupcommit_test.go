@@ -205,3 +205,26 @@ func TestBatchAppliedWhileHandedOverLeavesNothingInFlight(t *testing.T) {
 		t.Fatal("an entry proposed with nothing in flight was held")
 	}
 }
+
+// Entries held while a batch stays in flight go to Raft after holdLimit,
+// counted as overdue.
+func TestHeldPastTheLimitIsHandedOverAndCounted(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	g := newGroupCommit(stop)
+	r := &applyingRaft{g: g, pending: true} // nothing is ever applied
+	g.raft = r
+	go g.run()
+
+	g.submit([]byte{1})
+	start := time.Now()
+	if err := g.submit([]byte{2}).Error(); err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < holdLimit {
+		t.Errorf("held %v with a batch in flight, want holdLimit (%v)", waited, holdLimit)
+	}
+	if r.count() != 2 || g.overdue.Load() != 1 {
+		t.Fatalf("%d entries reached Raft, %d batches overdue; want 2 and 1", r.count(), g.overdue.Load())
+	}
+}

@@ -103,6 +103,10 @@ type Metrics struct {
 	// ForwardedSent counts the write entries this node forwarded to a
 	// leader; ForwardedReceived those it accepted as leader.
 	ForwardedSent, ForwardedReceived uint64
+	// GroupOverdue counts the batches of held writes group commit handed
+	// to Raft because they had been held holdLimit, not because the batch
+	// before them was applied.
+	GroupOverdue uint64
 	// ReadRounds counts the heartbeat rounds this node ran as leader to
 	// confirm it still leads, for linearizable reads (leases save them).
 	ReadRounds uint64
@@ -124,6 +128,7 @@ func (n *Node) Metrics() Metrics {
 		ForwardedSent:     n.stats.forwardedSent.Load(),
 		ForwardedReceived: n.stats.forwardedReceived.Load(),
 		ReadRounds:        n.stats.readRounds.Load(),
+		GroupOverdue:      n.group.overdue.Load(),
 		SnapshotTime:      n.stats.snapshotTime.Snapshot(),
 		SnapshotSize:      n.stats.snapshotSize.Load(),
 	}
