@@ -29,6 +29,7 @@ def main(path):
     runs = defaultdict(list)
     p50s = defaultdict(list)
     cpus = defaultdict(list)
+    maxes = defaultdict(list)
     with open(path) as f:
         for row in csv.DictReader(f):
             key = (row["engine"], row["via"], row["workload"], int(row["pipeline"]))
@@ -36,15 +37,18 @@ def main(path):
             p50s[key].append(float(row["p50_ms"]))
             if row.get("cpu_us"):
                 cpus[key].append(float(row["cpu_us"]))
+            if row.get("max_ms"):
+                maxes[key].append(float(row["max_ms"]))
 
     print("## Throughput (requests/s): median and worst of the repetitions\n")
-    print("| engine | via | workload | -P | median | worst | reps | p50 latency (ms, median) | server CPU µs/request (median) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| engine | via | workload | -P | median | worst | reps | p50 latency (ms, median) | max latency (ms, median / highest) | server CPU µs/request (median) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for key in sorted(runs):
         r = runs[key]
         cpu = f"{statistics.median(cpus[key]):.1f}" if cpus[key] else ""
+        mx = f"{statistics.median(maxes[key]):.1f} / {max(maxes[key]):.1f}" if maxes[key] else ""
         print(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {statistics.median(r):,.0f} | {min(r):,.0f} "
-              f"| {len(r)} | {statistics.median(p50s[key]):.3f} | {cpu} |")
+              f"| {len(r)} | {statistics.median(p50s[key]):.3f} | {mx} | {cpu} |")
 
     print("\n## Ratios: median / median (worst / worst)\n")
     print("| comparison | workload | -P | ratio | target |")

@@ -9,7 +9,7 @@
 # median and the worst repetition of each engine, and Goblin's ratios to the
 # Redis engine that makes the same promise:
 #
-#   $OUT/results.csv  rep,engine,via,workload,pipeline,rps,p50_ms,cpu_us
+#   $OUT/results.csv  rep,engine,via,workload,pipeline,rps,p50_ms,cpu_us,max_ms
 #                     (cpu_us: CPU time of the engine's server processes, all
 #                     of them, per request: user + system, from /proc)
 #   $OUT/table.md     medians, worst reps, ratios
@@ -225,18 +225,19 @@ cpu_per_request() {
 	python3 -c "import os,sys; print(f'{($(cpu_ticks) - $1) / os.sysconf(\"SC_CLK_TCK\") * 1e6 / max($2, 1):.1f}')"
 }
 
-# run_redis_benchmark PORT P N WORKLOAD: "rps p50_ms" of one redis-benchmark
+# run_redis_benchmark PORT P N WORKLOAD: "rps p50_ms max_ms" of one redis-benchmark
 # run (nothing if it failed).
 run_redis_benchmark() {
 	local cmd line
 	read -r -a cmd <<<"$(command_of "$4")"
 	line=$(timeout 300 redis-benchmark -p "$1" -c "$CLIENTS" -P "$2" -n "$3" -r "$MEMBERS" --csv "${cmd[@]}" |
 		tail -1) || return 0
-	# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",...
-	echo "$line" | awk -F, '{gsub(/"/, ""); print $2, $5}'
+	# "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms",
+	# "p95_latency_ms","p99_latency_ms","max_latency_ms"
+	echo "$line" | awk -F, '{gsub(/"/, ""); print $2, $5, $8}'
 }
 
-# run_readonly ENGINE PORT P N: "rps p50_ms" of ZSCORE on the replica or
+# run_readonly ENGINE PORT P N: "rps p50_ms max_ms" of ZSCORE on the replica or
 # follower at PORT, with goblin-bench (READONLY first on Goblin), the key
 # filled through the primary.
 run_readonly() {
@@ -246,13 +247,13 @@ run_readonly() {
 	timeout 300 "$OUT/bin/goblin-bench" load -addr "127.0.0.1:$2" -primary "127.0.0.1:$PORT" "${ro[@]}" \
 		-workload zscore -clients "$CLIENTS" -pipeline "$3" -requests "$4" -members "$MEMBERS" \
 		-quiet -out "$WORK/ro.json" >/dev/null || return 0
-	python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(r.get('ops_per_sec',0), r.get('p50_us',0)/1000)" "$WORK/ro.json" 2>/dev/null || true
+	python3 -c "import json,sys; r=json.loads(open(sys.argv[1]).readline()); print(r.get('ops_per_sec',0), r.get('p50_us',0)/1000, r.get('max_us',0)/1000)" "$WORK/ro.json" 2>/dev/null || true
 }
 
 # bench ENGINE REP VIA PORT WORKLOAD: one run per pipeline depth, recorded
 # with the servers' CPU time per request.
 bench() {
-	local engine=$1 rep=$2 via=$3 port=$4 workload=$5 n t0 rps p50
+	local engine=$1 rep=$2 via=$3 port=$4 workload=$5 n t0 rps p50 mx
 	if [ "$workload" = zscore-ro ] && [ "$via" != second ]; then
 		return 0
 	fi
@@ -261,19 +262,19 @@ bench() {
 		[ "$p" = 1 ] && n=$N1
 		t0=$(cpu_ticks)
 		if [ "$workload" = zscore-ro ]; then
-			read -r rps p50 <<<"$(run_readonly "$engine" "$port" "$p" "$n")"
+			read -r rps p50 mx <<<"$(run_readonly "$engine" "$port" "$p" "$n")"
 		else
-			read -r rps p50 <<<"$(run_redis_benchmark "$port" "$p" "$n" "$workload")"
+			read -r rps p50 mx <<<"$(run_redis_benchmark "$port" "$p" "$n" "$workload")"
 		fi
 		if [ -z "$rps" ] || [ "$rps" = 0 ]; then
-			rps=0 p50=0
+			rps=0 p50=0 mx=0
 			echo "!! $engine $via $workload -P $p failed" | tee -a "$OUT/failures.txt"
 		fi
-		echo "$rep,$engine,$via,$workload,$p,$rps,$p50,$(cpu_per_request "$t0" "$n")" | tee -a "$OUT/results.csv"
+		echo "$rep,$engine,$via,$workload,$p,$rps,$p50,$(cpu_per_request "$t0" "$n"),${mx:-0}" | tee -a "$OUT/results.csv"
 	done
 }
 
-echo "rep,engine,via,workload,pipeline,rps,p50_ms,cpu_us" >"$OUT/results.csv"
+echo "rep,engine,via,workload,pipeline,rps,p50_ms,cpu_us,max_ms" >"$OUT/results.csv"
 read -r -a engines <<<"$ENGINES"
 for rep in $(seq "$REPS"); do
 	order=("${engines[@]}")
