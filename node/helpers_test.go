@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -39,11 +40,28 @@ type testCluster struct {
 	// oldBuild are nodes whose gossip says they apply no group entries
 	// (a build from before them).
 	oldBuild map[string]bool
+	// base holds the nodes' data directories (dir). It is made before
+	// the cleanup that closes the nodes is registered, so it is removed
+	// after they close: a directory made with t.TempDir afterwards would
+	// be removed while its node still runs, and a file the node writes
+	// meanwhile fails the removal.
+	base string
+}
+
+// dir makes a fresh data directory for a node, removed after the nodes
+// close.
+func (tc *testCluster) dir() string {
+	tc.t.Helper()
+	d, err := os.MkdirTemp(tc.base, "node")
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	return d
 }
 
 func newTestCluster(t testing.TB, size int, opts func(*Config)) *testCluster {
 	t.Helper()
-	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, paused: map[string]bool{}, logs: &testutil.SyncBuffer{}, opts: opts}
+	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, paused: map[string]bool{}, logs: &testutil.SyncBuffer{}, opts: opts, base: t.TempDir()}
 	t.Cleanup(func() {
 		for _, n := range tc.all() {
 			n.Close()
@@ -54,7 +72,7 @@ func newTestCluster(t testing.TB, size int, opts func(*Config)) *testCluster {
 	})
 	var servers []Server
 	for i := 1; i <= size; i++ {
-		n := tc.start(fmt.Sprintf("n%d", i), t.TempDir())
+		n := tc.start(fmt.Sprintf("n%d", i), tc.dir())
 		servers = append(servers, Server{ID: n.ID(), Addr: string(tc.trans[n.ID()].LocalAddr()), Voter: true})
 	}
 	if err := tc.node("n1").BootstrapCluster(servers); err != nil {

@@ -38,7 +38,7 @@ func TestNewNodeCatchesUpBySnapshot(t *testing.T) {
 	if first <= 1 {
 		t.Fatalf("log not compacted (first index %d)", first)
 	}
-	n4 := tc.start("n4", t.TempDir())
+	n4 := tc.start("n4", tc.dir())
 	if err := leader.AddVoter("n4", "raft-n4"); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestAddingAVoterEndsSingleVoterReads(t *testing.T) {
 	tc := newTestCluster(t, 1, nil)
 	leader := tc.waitLeader()
 	testutil.Poll(t, 5*time.Second, "single-voter mode", func() bool { return leader.singleVoter.Load() })
-	tc.start("n2", t.TempDir())
+	tc.start("n2", tc.dir())
 	if err := leader.AddVoter("n2", "raft-n2"); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestRemoveAndTransferFromAFollower(t *testing.T) {
 // and BootstrapCluster refuses a node with state.
 func TestBootstrapRefusesANodeWithState(t *testing.T) {
 	tc := newTestCluster(t, 1, nil)
-	fresh := tc.start("n2", t.TempDir())
+	fresh := tc.start("n2", tc.dir())
 	if fresh.HasState() {
 		t.Fatal("a fresh node reports state")
 	}

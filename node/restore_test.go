@@ -119,7 +119,7 @@ func TestBackupFromLeaderAndFollower(t *testing.T) {
 // prepared by seed before they start.
 func newSeededCluster(t *testing.T, size int, seed func(id, dir string)) *testCluster {
 	t.Helper()
-	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, logs: &testutil.SyncBuffer{}}
+	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, logs: &testutil.SyncBuffer{}, base: t.TempDir()}
 	t.Cleanup(func() {
 		for _, n := range tc.all() {
 			n.Close()
@@ -130,7 +130,7 @@ func newSeededCluster(t *testing.T, size int, seed func(id, dir string)) *testCl
 	})
 	var servers []Server
 	for i := 1; i <= size; i++ {
-		id, dir := fmt.Sprintf("n%d", i), t.TempDir()
+		id, dir := fmt.Sprintf("n%d", i), tc.dir()
 		seed(id, dir)
 		n := tc.start(id, dir)
 		servers = append(servers, Server{ID: n.ID(), Addr: string(tc.trans[n.ID()].LocalAddr()), Voter: true})
@@ -182,7 +182,7 @@ func TestRestorePendingRefusedWhenTheClusterHasData(t *testing.T) {
 	leader := tc.waitLeader()
 	apply(t, leader, 0, "zadd", "mine", "1", "x")
 	// A fourth node joins with a backup in its data directory.
-	dir := t.TempDir()
+	dir := tc.dir()
 	seedFile(t, dir, b)
 	n4 := tc.start("n4", dir)
 	if err := leader.AddVoter("n4", string(tc.trans["n4"].LocalAddr())); err != nil {

@@ -80,7 +80,7 @@ func catchUp(t *testing.T, layout string, members int) {
 	}
 	want := leader.AppliedIndex()
 	t0 := time.Now()
-	n2 := tc.start("n2", t.TempDir())
+	n2 := tc.start("n2", tc.dir())
 	if err := leader.AddVoter("n2", "raft-n2"); err != nil {
 		t.Fatal(err)
 	}
