@@ -61,6 +61,16 @@ func (tc *testCluster) dir() string {
 
 func newTestCluster(t testing.TB, size int, opts func(*Config)) *testCluster {
 	t.Helper()
+	tc := bootCluster(t, size, opts, nil)
+	tc.waitLeader()
+	return tc
+}
+
+// bootCluster starts size nodes, each on a data directory seed (when not
+// nil) prepares first, and bootstraps them as one cluster; they close
+// when the test ends.
+func bootCluster(t testing.TB, size int, opts func(*Config), seed func(id, dir string)) *testCluster {
+	t.Helper()
 	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, paused: map[string]bool{}, logs: &testutil.SyncBuffer{}, opts: opts, base: t.TempDir()}
 	t.Cleanup(func() {
 		for _, n := range tc.all() {
@@ -72,13 +82,16 @@ func newTestCluster(t testing.TB, size int, opts func(*Config)) *testCluster {
 	})
 	var servers []Server
 	for i := 1; i <= size; i++ {
-		n := tc.start(fmt.Sprintf("n%d", i), tc.dir())
+		id, dir := fmt.Sprintf("n%d", i), tc.dir()
+		if seed != nil {
+			seed(id, dir)
+		}
+		n := tc.start(id, dir)
 		servers = append(servers, Server{ID: n.ID(), Addr: string(tc.trans[n.ID()].LocalAddr()), Voter: true})
 	}
 	if err := tc.node("n1").BootstrapCluster(servers); err != nil {
 		t.Fatal(err)
 	}
-	tc.waitLeader()
 	return tc
 }
 

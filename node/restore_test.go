@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/raft"
-
 	"github.com/goblindb/goblin/backup"
 	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/goblindb/goblin/raftfsm"
@@ -119,26 +117,7 @@ func TestBackupFromLeaderAndFollower(t *testing.T) {
 // prepared by seed before they start.
 func newSeededCluster(t *testing.T, size int, seed func(id, dir string)) *testCluster {
 	t.Helper()
-	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, logs: &testutil.SyncBuffer{}, base: t.TempDir()}
-	t.Cleanup(func() {
-		for _, n := range tc.all() {
-			n.Close()
-		}
-		if t.Failed() {
-			t.Logf("node logs:\n%s", tc.logs.String())
-		}
-	})
-	var servers []Server
-	for i := 1; i <= size; i++ {
-		id, dir := fmt.Sprintf("n%d", i), tc.dir()
-		seed(id, dir)
-		n := tc.start(id, dir)
-		servers = append(servers, Server{ID: n.ID(), Addr: string(tc.trans[n.ID()].LocalAddr()), Voter: true})
-	}
-	if err := tc.node("n1").BootstrapCluster(servers); err != nil {
-		t.Fatal(err)
-	}
-	return tc
+	return bootCluster(t, size, nil, seed)
 }
 
 // A new cluster restores a backup given to one follower, or to every
