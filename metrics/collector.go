@@ -82,6 +82,8 @@ var (
 	dSnapSeconds  = desc("raft_snapshot_duration_seconds", "Time to write a snapshot.")
 	dSnapBytes    = desc("raft_snapshot_size_bytes", "Size of the last snapshot written.")
 	dReadRounds   = desc("raft_read_rounds_total", "Heartbeat rounds the leader ran to confirm its leadership for linearizable reads (a lease saves them).")
+	dReadIndex    = desc("raft_read_index_requests_total", "Read indexes a follower asked of the leader for linearizable reads; concurrent reads share one request.")
+	dReadIndexed  = desc("raft_read_index_reads_total", "Reads on a follower that waited for a read index from the leader; per request: divide by raft_read_index_requests_total.")
 	dOverdue      = desc("raft_group_commit_overdue_total", "Batches of held writes handed to Raft because they had been held 100 ms with the batch before them still in flight.")
 	dForwarded    = desc("raft_forwarded_writes_total", "Write entries forwarded to the leader (sent, by a follower) or accepted from a follower (received, by the leader).", "direction")
 	dFailed       = desc("raft_failed_entries_total", "Log entries the state machine recorded as failed.")
@@ -99,7 +101,7 @@ var allDescs = []*prometheus.Desc{
 	dConnected, dConnections, dRejectedConn, dBlocked, dNetIn, dNetOut, dHits, dMisses, dExpired,
 	dKeys, dExpiring, dMembers, dHeap, dRSS, dMaxMemory,
 	dRaftState, dTerm, dCommit, dApplied, dLastContact, dFollowerApp, dFollowerLag, dFollowerSeen,
-	dAppend, dFsync, dSyncEntries, dSyncCmds, dLeaderChg, dSnapSeconds, dSnapBytes, dForwarded, dReadRounds, dOverdue,
+	dAppend, dFsync, dSyncEntries, dSyncCmds, dLeaderChg, dSnapSeconds, dSnapBytes, dForwarded, dReadRounds, dReadIndex, dReadIndexed, dOverdue,
 	dFailed, dLogFailing, dSnapFailing, dGossip,
 }
 
@@ -256,6 +258,8 @@ func (c *Collector) collectRaft(st node.Status, gauge, counter func(*prometheus.
 	counter(dForwarded, float64(m.ForwardedSent), "sent")
 	counter(dForwarded, float64(m.ForwardedReceived), "received")
 	counter(dReadRounds, float64(m.ReadRounds))
+	counter(dReadIndex, float64(m.ReadIndexRequests))
+	counter(dReadIndexed, float64(m.ReadIndexReads))
 	counter(dOverdue, float64(m.GroupOverdue))
 	counter(dFailed, float64(st.FailedEntries))
 	gauge(dLogFailing, boolFloat(st.LogWriteErr != nil))

@@ -237,3 +237,36 @@ func TestReadsThroughLeadershipTransfersSucceed(t *testing.T) {
 		}
 	}
 }
+
+// A follower's linearizable reads ask the leader for its read index,
+// concurrent ones sharing a request; the metrics count both.
+func TestFollowerReadIndexRequestsAreCounted(t *testing.T) {
+	tc := newTestCluster(t, 3, leaseReads)
+	tc.waitLeader()
+	f := tc.followers()[0]
+	before := f.Metrics()
+	const readers, each = 8, 25
+	var wg sync.WaitGroup
+	for range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				if err := f.ReadBarrier(context.Background(), false); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	after := f.Metrics()
+	reqs, reads := after.ReadIndexRequests-before.ReadIndexRequests, after.ReadIndexReads-before.ReadIndexReads
+	t.Logf("%d reads, %d read index requests", reads, reqs)
+	if reads != readers*each {
+		t.Fatalf("%d reads counted, want %d", reads, readers*each)
+	}
+	if reqs == 0 || reqs > reads {
+		t.Fatalf("%d requests for %d reads", reqs, reads)
+	}
+}

@@ -110,6 +110,11 @@ type Metrics struct {
 	// ReadRounds counts the heartbeat rounds this node ran as leader to
 	// confirm it still leads, for linearizable reads (leases save them).
 	ReadRounds uint64
+	// ReadIndexRequests counts the read indexes this node asked of the
+	// leader as a follower (one per round, shared by the reads waiting),
+	// ReadIndexReads the linearizable reads and staleness samples that
+	// waited for them.
+	ReadIndexRequests, ReadIndexReads uint64
 	// SnapshotTime is how long writing snapshots took; SnapshotSize the
 	// size in bytes of the last one written.
 	SnapshotTime *hist.Snapshot
@@ -128,6 +133,8 @@ func (n *Node) Metrics() Metrics {
 		ForwardedSent:     n.stats.forwardedSent.Load(),
 		ForwardedReceived: n.stats.forwardedReceived.Load(),
 		ReadRounds:        n.stats.readRounds.Load(),
+		ReadIndexRequests: n.leaderReads.runs.Load(),
+		ReadIndexReads:    n.leaderReads.callers.Load(),
 		GroupOverdue:      n.group.overdue.Load(),
 		SnapshotTime:      n.stats.snapshotTime.Snapshot(),
 		SnapshotSize:      n.stats.snapshotSize.Load(),

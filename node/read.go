@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -233,6 +234,9 @@ type batcher struct {
 	mu       sync.Mutex
 	next     *round
 	inflight int
+	// runs counts the runs started, callers the calls that waited for
+	// one.
+	runs, callers atomic.Uint64
 }
 
 // maxRounds bounds the runs of one batcher under way at once. One: the
@@ -252,6 +256,7 @@ type round struct {
 }
 
 func (b *batcher) do(ctx context.Context) (uint64, error) {
+	b.callers.Add(1)
 	b.mu.Lock()
 	if b.next == nil {
 		b.next = &round{done: make(chan struct{})}
@@ -283,6 +288,7 @@ func (b *batcher) takeLocked() *round {
 	r := b.next
 	b.next = nil
 	b.inflight++
+	b.runs.Add(1)
 	return r
 }
 
