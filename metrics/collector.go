@@ -74,7 +74,7 @@ var (
 	dFollowerApp  = desc("raft_follower_applied_index", "On the leader, each follower's applied index as it last reported it.", "follower")
 	dFollowerLag  = desc("raft_follower_lag_entries", "On the leader, committed entries each follower had yet to apply at its last report.", "follower")
 	dFollowerSeen = desc("raft_follower_last_report_seconds", "On the leader, time since each follower last reported its progress.", "follower")
-	dAppend       = desc("raft_log_append_duration_seconds", "Raft log appends (one write per batch; with --fsync always, the fsync too).")
+	dAppend       = desc("raft_log_append_duration_seconds", "Raft log appends (one write per batch; with --fsync always, the fsync too, except on a cluster's leader, which syncs beside replication).")
 	dFsync        = desc("raft_log_fsync_duration_seconds", "Raft log fsyncs (its _count counts them).")
 	dSyncEntries  = desc("raft_log_synced_entries_total", "Entries made durable by fsyncs (each entry of a group commit's batch counts); per fsync: divide by raft_log_fsync_duration_seconds_count.")
 	dSyncCmds     = desc("raft_log_synced_commands_total", "Client commands in the entries made durable by fsyncs.")

@@ -151,7 +151,10 @@ func testScrape(t *testing.T, fsync node.Fsync) {
 	if fsyncs < 1 {
 		t.Errorf("%v fsyncs", fsyncs)
 	}
-	if fsync == node.FsyncAlways && value("goblin_raft_log_append_duration_seconds_count") != fsyncs {
+	// A cluster's leader syncs its appends beside replication, one
+	// fdatasync for whatever was appended meanwhile: no more fsyncs than
+	// appends.
+	if fsync == node.FsyncAlways && value("goblin_raft_log_append_duration_seconds_count") < fsyncs {
 		t.Errorf("fsync always: %v appends, %v fsyncs", value("goblin_raft_log_append_duration_seconds_count"), fsyncs)
 	}
 	if !strings.Contains(body, "\ngo_goroutines ") || !strings.Contains(body, "\nprocess_resident_memory_bytes ") {

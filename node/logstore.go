@@ -103,6 +103,9 @@ type stores struct {
 	// own fsyncs.
 	stats    logStats
 	ownFsync bool
+	// leader defers the leader's own fdatasyncs (leadersync.go); nil
+	// when every append is synced as it is made.
+	leader *leaderSync
 }
 
 // logCacheSize is how many recent entries stay in memory in front of the
@@ -131,7 +134,10 @@ func chooseLogStore(dir string, want LogStore) (LogStore, error) {
 // keyCurrentTerm is where raft keeps its term in the stable store.
 var keyCurrentTerm = []byte("CurrentTerm")
 
-func openStores(dir string, mode Fsync, want LogStore, inject func(wal.Op) error, logger hclog.Logger) (*stores, error) {
+// openStores opens the stores in dir. deferLeader: a cluster node's
+// leader fdatasyncs its appends beside replication (leadersync.go), with
+// node/wal under --fsync always.
+func openStores(dir string, mode Fsync, want LogStore, deferLeader bool, inject func(wal.Op) error, logger hclog.Logger) (*stores, error) {
 	kind, err := chooseLogStore(dir, want)
 	if err != nil {
 		return nil, err
@@ -185,10 +191,21 @@ func openStores(dir string, mode Fsync, want LogStore, inject func(wal.Op) error
 			return nil, missingLog(dir, term, fmt.Sprintf("an empty Raft log (%s/ holds neither segments nor its manifest)", walDir))
 		}
 		base, s.sync, s.closeLog = w, w.Sync, w.Close
+		if deferLeader && mode == FsyncAlways {
+			if s.leader, err = newLeaderSync(w); err != nil {
+				w.Close()
+				s.stable.Close()
+				return nil, fmt.Errorf("open raft log: %w", err)
+			}
+			base = s.leader
+		}
 		base = &timedLog{LogStore: base, st: &s.stats, syncs: mode == FsyncAlways, ownFsync: true}
 		s.ownFsync = true
 	}
 	s.guard = newLogGuard(base, logCacheSize, logger.Named("log"))
+	if s.leader != nil {
+		s.leader.guard = s.guard
+	}
 	s.raftStable = &closingStable{StableStore: s.stable, closeStore: s.stable.Close}
 	if mode == FsyncEverysec {
 		s.wg.Add(1)
@@ -243,5 +260,8 @@ func (s *stores) close() error {
 	s.guard.close()
 	close(s.stop)
 	s.wg.Wait()
+	if s.leader != nil {
+		s.leader.close()
+	}
 	return errors.Join(s.sync(), s.closeLog(), s.raftStable.close())
 }

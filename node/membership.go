@@ -68,13 +68,26 @@ func (n *Node) AddVoter(id, addr string) error {
 	defer n.updateGroupGate()
 	defer n.updateVoters()
 	defer n.blockLease()() // the majority changes (lease.go)
-	return translateRaftErr(n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, membershipTimeout).Error())
+	return n.configured(n.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, membershipTimeout))
+}
+
+// configured waits for a configuration change f: Raft commits it, then
+// it is durable in this node's log too (leadersync.go), within
+// membershipTimeout.
+func (n *Node) configured(f raft.IndexFuture) error {
+	if err := f.Error(); err != nil {
+		return translateRaftErr(err)
+	}
+	if ls := n.stores.leader; ls != nil && !ls.waitFor(f.Index(), membershipTimeout) {
+		return ErrTimeout
+	}
+	return nil
 }
 
 // AddNonvoter adds a server that receives the log but does not vote.
 // Leader only.
 func (n *Node) AddNonvoter(id, addr string) error {
-	return translateRaftErr(n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, membershipTimeout).Error())
+	return n.configured(n.raft.AddNonvoter(raft.ServerID(id), raft.ServerAddress(addr), 0, membershipTimeout))
 }
 
 // RemoveServer removes the server with that ID from the configuration. On
@@ -106,7 +119,7 @@ func (n *Node) RemoveServerHere(id string) error {
 	defer n.updateGroupGate()
 	defer n.updateVoters()
 	defer n.blockLease()() // the majority changes (lease.go)
-	return translateRaftErr(n.raft.RemoveServer(raft.ServerID(id), 0, membershipTimeout).Error())
+	return n.configured(n.raft.RemoveServer(raft.ServerID(id), 0, membershipTimeout))
 }
 
 // TransferLeadership hands leadership to the voter with that ID, or to the

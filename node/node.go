@@ -79,6 +79,9 @@ type Config struct {
 	// logInject, in tests, plays a failing disk under the wal log store
 	// (wal.Options.Inject).
 	logInject func(wal.Op) error
+	// noLeaderSync, in tests and benchmarks, has a cluster leader fsync
+	// each append before Raft replicates it (leadersync.go).
+	noLeaderSync bool
 	// noGroupCommit, in benchmarks, hands every entry to Raft at once
 	// (groupcommit.go), to measure what group commit changes.
 	noGroupCommit bool
@@ -187,7 +190,10 @@ func New(cfg Config) (*Node, error) {
 		}
 	}
 
-	st, err := openStores(cfg.DataDir, cfg.Fsync, cfg.LogStore, cfg.logInject, cfg.Logger)
+	// A cluster leader fsyncs its appends beside replication
+	// (leadersync.go); the transport then carries its capped commit index.
+	_, preVote := cfg.Transport.(raft.WithPreVote)
+	st, err := openStores(cfg.DataDir, cfg.Fsync, cfg.LogStore, preVote && !cfg.noLeaderSync, cfg.logInject, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +232,10 @@ func New(cfg Config) (*Node, error) {
 	st.guard.keepAfter = snaps.keepAfter
 	st.guard.hold = n.holdFailedAppend
 	n.trans = cfg.Transport
+	if st.leader != nil {
+		n.trans = &capTransport{Transport: cfg.Transport, ls: st.leader}
+		n.fsm.BeforeApply = st.leader.wait
+	}
 	if n.trans == nil {
 		// A single node talks to no peer: no port is opened for Raft.
 		_, n.trans = raft.NewInmemTransport(raft.ServerAddress(cfg.RaftAdvertise))
@@ -327,6 +337,17 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.raft = r
 	n.group.raft = r
+	if st.leader != nil {
+		// A single voter has no follower to sync beside: it syncs each
+		// append as it is made, and holds a failed one (logguard.go).
+		st.leader.setLeading(func() bool { return r.State() == raft.Leader && !n.singleVoter.Load() })
+		st.leader.onFault = func() {
+			if r.State() == raft.Leader {
+				n.log.Warn("handing leadership over: this node's log cannot be synced")
+				r.LeadershipTransfer()
+			}
+		}
+	}
 	n.wg.Add(1)
 	go func() {
 		defer n.wg.Done()
@@ -391,6 +412,10 @@ func (n *Node) Close() error {
 	// A held append ends (with its error), so that waits on raft futures
 	// (a new leader's barrier) and raft's shutdown can finish.
 	n.stores.guard.close()
+	if n.stores.leader != nil {
+		// Raft's state machine may wait for the log's sync (leadersync.go).
+		n.stores.leader.release()
+	}
 	n.wg.Wait()
 	// The transport goes first: Raft's shutdown waits for its requests
 	// under way, and one to a peer that vanished (its container stopped

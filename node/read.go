@@ -101,6 +101,17 @@ func boundWait(ctx context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(ctx, readyWait)
 }
 
+// commitIndex is Raft's commit index, capped at what this node's log
+// holds durably (leadersync.go): Raft may count a leader's copy before it
+// is synced, and nothing past it is applied here before it is.
+func (n *Node) commitIndex() uint64 {
+	index := n.raft.CommitIndex()
+	if ls := n.stores.leader; ls != nil {
+		index = ls.capIndex(index)
+	}
+	return index
+}
+
 // ReadIndexNow is ReadIndex when it needs neither a round nor a wait: on
 // a ready leader that is the only voter or holds its lease. ok is false
 // when ReadIndex would have to wait.
@@ -108,7 +119,7 @@ func (n *Node) ReadIndexNow() (index uint64, ok bool) {
 	if !n.Ready() {
 		return 0, false
 	}
-	index = n.raft.CommitIndex()
+	index = n.commitIndex()
 	if !n.singleVoter.Load() && !n.leaseHeld(n.raft.CurrentTerm()) {
 		return 0, false
 	}
@@ -128,7 +139,7 @@ func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
 			return 0, err
 		}
 	}
-	index := n.raft.CommitIndex()
+	index := n.commitIndex()
 	if !n.singleVoter.Load() && !n.leaseHeld(n.raft.CurrentTerm()) {
 		if err := n.takeLease(ctx); err != nil {
 			return 0, err

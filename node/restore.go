@@ -136,7 +136,7 @@ func HasRaftState(dir string) (bool, error) {
 	if !found {
 		return false, nil
 	}
-	st, err := openStores(dir, FsyncAlways, LogStoreAuto, nil, hclog.NewNullLogger())
+	st, err := openStores(dir, FsyncAlways, LogStoreAuto, false, nil, hclog.NewNullLogger())
 	if err != nil {
 		return false, err
 	}

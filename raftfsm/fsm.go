@@ -43,6 +43,11 @@ type FSM struct {
 	// every group applied (group.go), under the keyspace's write lock; it
 	// must not block.
 	OnGroup func(data []byte, index uint64, res GroupResult)
+	// BeforeApply, if set, is called with the last index of each batch
+	// before it is applied, outside every lock: it returns once the batch
+	// may be applied (a leader whose own copy is not yet durable waits
+	// for it there).
+	BeforeApply func(lastIndex uint64)
 	// appliedTerm, restores and termCh: AppliedTerm, Restores and
 	// TermChanged (proposal.go).
 	appliedTerm atomic.Uint64
@@ -129,6 +134,9 @@ func (f *FSM) Apply(l *raft.Log) interface{} {
 // the nodes stay identical, and a restart that replays the entry fails
 // it again instead of stopping.
 func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
+	if f.BeforeApply != nil && len(logs) > 0 {
+		f.BeforeApply(logs[len(logs)-1].Index)
+	}
 	out := make([]interface{}, len(logs))
 	ks := f.KS()
 	ks.Lock()

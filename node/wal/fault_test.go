@@ -219,3 +219,83 @@ func TestFullDisk(t *testing.T) {
 		})
 	}
 }
+
+// countSyncs is an Options.Inject that counts fdatasyncs.
+type countSyncs struct{ n int }
+
+func (c *countSyncs) inject(op Op) error {
+	if op == OpSync {
+		c.n++
+	}
+	return nil
+}
+
+// StoreLogsDeferred writes without an fdatasync even in a log that syncs
+// every batch; the next Sync makes it durable, and a log reopened with
+// such a tail not known synced syncs it at its first Sync.
+func TestDeferredAppendIsSyncedBySync(t *testing.T) {
+	r := testutil.Rand(t, 0)
+	dir := t.TempDir()
+	var c countSyncs
+	l := open(t, dir, Options{SyncEveryBatch: true, Inject: c.inject})
+	m := model{}
+	appendRandom(t, r, l, m, 1, 10, 1)
+	l.mu.RLock()
+	s := l.segs[0]
+	l.mu.RUnlock()
+	if s.synced != s.size {
+		t.Fatalf("synced %d of %d after synced appends", s.synced, s.size)
+	}
+	before := c.n
+	if err := l.StoreLogsDeferred([]*raft.Log{mkLog(r, 11, 1), mkLog(r, 12, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	if c.n != before {
+		t.Fatalf("a deferred append ran %d fdatasyncs", c.n-before)
+	}
+	if s.synced == s.size {
+		t.Fatal("a deferred append counted as synced")
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if c.n != before+1 || s.synced != s.size {
+		t.Fatalf("Sync: %d fdatasyncs, synced %d of %d", c.n-before, s.synced, s.size)
+	}
+
+	// A tail written but not synced when the process ended: the files
+	// as they are, copied before Close syncs them.
+	if err := l.StoreLogsDeferred([]*raft.Log{mkLog(r, 13, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	crashed := t.TempDir()
+	for _, path := range segFiles(t, dir) {
+		copyFile(t, path, filepath.Join(crashed, filepath.Base(path)))
+	}
+	copyFile(t, filepath.Join(dir, manifestName), filepath.Join(crashed, manifestName))
+	var c2 countSyncs
+	l2 := open(t, crashed, Options{SyncEveryBatch: true, Inject: c2.inject})
+	l2.mu.RLock()
+	s2 := l2.segs[0]
+	l2.mu.RUnlock()
+	if s2.synced == s2.size {
+		t.Fatal("the reopened log records its unsynced tail as synced")
+	}
+	if err := l2.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if c2.n != 1 || s2.synced != s2.size {
+		t.Fatalf("first Sync after reopening: %d fdatasyncs, synced %d of %d", c2.n, s2.synced, s2.size)
+	}
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

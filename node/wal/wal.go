@@ -217,6 +217,17 @@ func (l *Log) StoreLog(log *raft.Log) error { return l.StoreLogs([]*raft.Log{log
 // log holds exactly what it held before and the next call can simply try
 // again.
 func (l *Log) StoreLogs(logs []*raft.Log) error {
+	return l.storeLogs(logs, l.opts.SyncEveryBatch)
+}
+
+// StoreLogsDeferred appends entries as StoreLogs does but without the
+// fdatasync, whatever Options.SyncEveryBatch says: they are durable once a
+// later Sync (or a synced append) returns.
+func (l *Log) StoreLogsDeferred(logs []*raft.Log) error {
+	return l.storeLogs(logs, false)
+}
+
+func (l *Log) storeLogs(logs []*raft.Log, syncNow bool) error {
 	if len(logs) == 0 {
 		return nil
 	}
@@ -247,7 +258,7 @@ func (l *Log) StoreLogs(logs []*raft.Log) error {
 	if err := l.writeAt(s, l.buf, s.size); err != nil {
 		return l.failedAppend(s, "append", err)
 	}
-	if l.opts.SyncEveryBatch {
+	if syncNow {
 		if err := l.sync(s.f); err != nil {
 			return l.failedAppend(s, "fdatasync", err)
 		}
@@ -264,7 +275,7 @@ func (l *Log) StoreLogs(logs []*raft.Log) error {
 	}
 	l.last = logs[len(logs)-1].Index
 	l.mu.Unlock()
-	if l.opts.SyncEveryBatch {
+	if syncNow {
 		s.synced = s.size
 		l.writeMark(s)
 	}
@@ -379,6 +390,11 @@ func (l *Log) createSegment(base uint64) (*segment, error) {
 // runs.
 func (l *Log) Sync() error {
 	l.wmu.Lock()
+	if k := len(l.segs); k > 0 && l.segs[k-1].synced < l.segs[k-1].size {
+		// Appended before Open and not known synced (a process that
+		// ended before its deferred sync): synced now too.
+		l.dirty = true
+	}
 	if l.closed || !l.dirty || len(l.segs) == 0 {
 		l.wmu.Unlock()
 		return nil
