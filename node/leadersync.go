@@ -117,6 +117,7 @@ func (l *leaderSync) StoreLogs(logs []*raft.Log) error {
 	l.mu.Lock()
 	l.advanceLocked(logs[len(logs)-1].Index)
 	l.mu.Unlock()
+	l.synced()
 	return nil
 }
 
@@ -175,6 +176,7 @@ func (l *leaderSync) syncOnce() bool {
 	last, _ := l.Log.LastIndex()
 	l.mu.Unlock()
 	if last <= l.durable.Load() {
+		l.synced()
 		return true
 	}
 	if err := l.Log.Sync(); err != nil {
@@ -187,15 +189,20 @@ func (l *leaderSync) syncOnce() bool {
 		}
 		return false
 	}
-	if l.guard != nil {
-		l.guard.syncRecovered()
-	}
+	l.synced()
 	l.mu.Lock()
 	if l.gen == gen {
 		l.advanceLocked(last)
 	}
 	l.mu.Unlock()
 	return true
+}
+
+// synced ends a sync fault: an fdatasync of the log succeeded.
+func (l *leaderSync) synced() {
+	if l.guard != nil && l.guard.syncFault.Load() != nil {
+		l.guard.syncRecovered()
+	}
 }
 
 // wait returns once the log holds index durably, or l is released (the

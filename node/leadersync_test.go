@@ -1,8 +1,10 @@
 package node
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -120,4 +122,44 @@ func TestLeaderSyncHoldsWhatOnlyOneCopyHoldsDurably(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// A cluster leader whose deferred fdatasync fails refuses writes with the
+// log error and hands leadership over; the write in flight is answered
+// once it is durable somewhere it is applied (on the new leader), and the
+// old leader catches up once its log syncs again.
+func TestLeaderSyncFailureHandsLeadershipOver(t *testing.T) {
+	faults := map[string]*diskFaults{"n1": {}, "n2": {}, "n3": {}}
+	tc := newTestCluster(t, 3, func(c *Config) {
+		c.Fsync = FsyncAlways
+		c.logInject = faults[c.ID].inject
+	})
+	old := tc.waitLeader()
+	if err := addK(old, "before", 1); err != nil {
+		t.Fatal(err)
+	}
+	faults[old.ID()].set(wal.OpSync, syscall.EIO)
+	inFlight := make(chan error, 1)
+	go func() { inFlight <- addK(old, "in flight", 2) }()
+	testutil.Poll(t, 10*time.Second, "the old leader's log fault", func() bool { return old.LogFault() != nil })
+	leader := tc.leaderOtherThan(old)
+	if err := addK(leader, "new leader", 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := addK(old, "refused", 4); !errors.Is(err, ErrLogWrite) || !errors.Is(err, syscall.EIO) {
+		t.Fatalf("write through the failing node: %v, want ErrLogWrite (EIO)", err)
+	}
+	faults[old.ID()].set(wal.OpSync, nil)
+	select {
+	case err := <-inFlight:
+		if err != nil {
+			t.Fatalf("the write in flight: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the write in flight was never answered")
+	}
+	testutil.Poll(t, 60*time.Second, "the old leader to catch up", func() bool {
+		return old.LogFault() == nil && score(old, "k", "new leader") != ""
+	})
+	checkAll(t, old, []string{"before", "in flight", "new leader"})
 }
