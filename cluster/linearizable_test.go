@@ -10,6 +10,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	"github.com/goblindb/goblin/internal/testutil"
+	"github.com/goblindb/goblin/node"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -46,9 +47,18 @@ var registerModel = porcupine.Model{
 // Clients on every node write and read registers while leadership moves
 // around; the history must be linearizable. Reads on followers use the
 // leader's read index, writes are forwarded: this is what makes them
-// linearizable, and porcupine checks it.
+// linearizable, and porcupine checks it. Under --fsync always the leader
+// fsyncs beside replication (node/leadersync.go), with its commit and read
+// indexes capped at its durable log.
 func TestLinearizableAcrossNodesAndLeaderChanges(t *testing.T) {
+	for _, fsync := range []node.Fsync{node.FsyncEverysec, node.FsyncAlways} {
+		t.Run(fsync.String(), func(t *testing.T) { linearizableAcrossNodes(t, fsync) })
+	}
+}
+
+func linearizableAcrossNodes(t *testing.T, fsync node.Fsync) {
 	e := newEnv(t, 3)
+	e.nodeCfg = func(c *node.Config) { c.Fsync = fsync }
 	e.startAll([]string{"n1", "n2", "n3"}, 3, nil)
 	e.waitFormed(3)
 	nodes := e.all()
