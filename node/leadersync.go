@@ -44,15 +44,12 @@ import (
 // succeeds.
 type leaderSync struct {
 	*wal.Log
-	// leading reports whether raft is the leader (set once raft runs).
-	leading atomic.Pointer[func() bool]
-	guard   *logGuard
-	// onFault, if set, is called (on its own goroutine) when a deferred
-	// sync starts failing: a leader hands leadership over.
-	onFault func()
-	stop    chan struct{}
-	kick    chan struct{}
-	done    chan struct{}
+	// raft is what l needs of Raft, set once it runs.
+	raft  atomic.Pointer[raftHooks]
+	guard *logGuard
+	stop  chan struct{}
+	kick  chan struct{}
+	done  chan struct{}
 	// quit frees the waits (release).
 	quit     chan struct{}
 	quitOnce sync.Once
@@ -84,12 +81,22 @@ func newLeaderSync(w *wal.Log) (*leaderSync, error) {
 	return l, nil
 }
 
-// setLeading tells l how to know the leader's appends.
-func (l *leaderSync) setLeading(f func() bool) { l.leading.Store(&f) }
+// raftHooks: leading reports whether Raft leads (its appends are then
+// the leader's own); onFault is called, on its own goroutine, when a
+// deferred sync starts failing (a leader hands leadership over).
+type raftHooks struct {
+	leading func() bool
+	onFault func()
+}
+
+// setRaft gives l what it needs of Raft once Raft runs.
+func (l *leaderSync) setRaft(leading func() bool, onFault func()) {
+	l.raft.Store(&raftHooks{leading: leading, onFault: onFault})
+}
 
 func (l *leaderSync) isLeading() bool {
-	f := l.leading.Load()
-	return f != nil && (*f)()
+	h := l.raft.Load()
+	return h != nil && h.leading()
 }
 
 func (l *leaderSync) StoreLog(e *raft.Log) error { return l.StoreLogs([]*raft.Log{e}) }
@@ -184,8 +191,8 @@ func (l *leaderSync) syncOnce() bool {
 		if l.guard != nil {
 			l.guard.syncFailed(err)
 		}
-		if first && l.onFault != nil {
-			go l.onFault()
+		if h := l.raft.Load(); first && h != nil {
+			go h.onFault()
 		}
 		return false
 	}

@@ -79,9 +79,6 @@ type Config struct {
 	// logInject, in tests, plays a failing disk under the wal log store
 	// (wal.Options.Inject).
 	logInject func(wal.Op) error
-	// noLeaderSync, in tests and benchmarks, has a cluster leader fsync
-	// each append before Raft replicates it (leadersync.go).
-	noLeaderSync bool
 	// noGroupCommit, in benchmarks, hands every entry to Raft at once
 	// (groupcommit.go), to measure what group commit changes.
 	noGroupCommit bool
@@ -193,7 +190,7 @@ func New(cfg Config) (*Node, error) {
 	// A cluster leader fsyncs its appends beside replication
 	// (leadersync.go); the transport then carries its capped commit index.
 	_, preVote := cfg.Transport.(raft.WithPreVote)
-	st, err := openStores(cfg.DataDir, cfg.Fsync, cfg.LogStore, preVote && !cfg.noLeaderSync, cfg.logInject, cfg.Logger)
+	st, err := openStores(cfg.DataDir, cfg.Fsync, cfg.LogStore, preVote, cfg.logInject, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -340,13 +337,12 @@ func New(cfg Config) (*Node, error) {
 	if st.leader != nil {
 		// A single voter has no follower to sync beside: it syncs each
 		// append as it is made, and holds a failed one (logguard.go).
-		st.leader.setLeading(func() bool { return r.State() == raft.Leader && !n.singleVoter.Load() })
-		st.leader.onFault = func() {
+		st.leader.setRaft(func() bool { return r.State() == raft.Leader && !n.singleVoter.Load() }, func() {
 			if r.State() == raft.Leader {
 				n.log.Warn("handing leadership over: this node's log cannot be synced")
 				r.LeadershipTransfer()
 			}
-		}
+		})
 	}
 	n.wg.Add(1)
 	go func() {
