@@ -38,6 +38,12 @@
 // request was sent, index), and a read is served while a sample whose
 // index is applied here is younger than MaxStaleness (staleness.go).
 //
+// Under --fsync always a cluster leader fsyncs its own appends while the
+// followers store theirs (leadersync.go): Raft may then count the
+// leader's copy before it is durable, so the state machine applies, and
+// the leader reports committed to its followers or as a read index, only
+// what its own log holds durably too.
+//
 // maxmemory (memory.go) is decided by the leader before it proposes: an
 // entry holding a command that may grow memory is refused while the
 // leader's Go heap is above the limit, so every node agrees and apply
