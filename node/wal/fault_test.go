@@ -268,11 +268,7 @@ func TestDeferredAppendIsSyncedBySync(t *testing.T) {
 	if err := l.StoreLogsDeferred([]*raft.Log{mkLog(r, 13, 1)}); err != nil {
 		t.Fatal(err)
 	}
-	crashed := t.TempDir()
-	for _, path := range segFiles(t, dir) {
-		copyFile(t, path, filepath.Join(crashed, filepath.Base(path)))
-	}
-	copyFile(t, filepath.Join(dir, manifestName), filepath.Join(crashed, manifestName))
+	crashed := copyDir(t, dir)
 	var c2 countSyncs
 	l2 := open(t, crashed, Options{SyncEveryBatch: true, Inject: c2.inject})
 	l2.mu.RLock()
@@ -286,16 +282,5 @@ func TestDeferredAppendIsSyncedBySync(t *testing.T) {
 	}
 	if c2.n != 1 || s2.synced != s2.size {
 		t.Fatalf("first Sync after reopening: %d fdatasyncs, synced %d of %d", c2.n, s2.synced, s2.size)
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
-		t.Fatal(err)
 	}
 }
