@@ -49,8 +49,10 @@ type groupCommit struct {
 	held atomic.Int64
 
 	mu sync.Mutex
-	// queue is what waits for the next batch.
+	// queue is what waits for the next batch; ready is closed once it is
+	// handed to Raft (one channel for every entry of the batch).
 	queue []*heldFuture
+	ready chan struct{}
 	// kick wakes the flusher: something was queued, a batch applied, or
 	// leadership changed.
 	kick chan struct{}
@@ -104,7 +106,10 @@ func (g *groupCommit) submit(data []byte) raft.ApplyFuture {
 		g.busy.Store(true)
 		return g.raft.Apply(data, enqueueTimeout)
 	}
-	h := &heldFuture{data: data, ready: make(chan struct{})}
+	if len(g.queue) == 0 {
+		g.ready = make(chan struct{})
+	}
+	h := &heldFuture{data: data, ready: g.ready}
 	g.queue = append(g.queue, h)
 	g.held.Store(int64(len(g.queue)))
 	if len(g.queue) == 1 {
@@ -206,6 +211,8 @@ func (g *groupCommit) handOver() {
 		g.applyHeld(g.queue[i:j])
 		i = j
 	}
+	close(g.ready)
+	g.ready = nil
 	g.count(len(g.queue))
 	clear(g.queue)
 	g.queue = g.queue[:0]
@@ -216,12 +223,12 @@ func (g *groupCommit) handOver() {
 const maxGroupBytes = 1 << 20
 
 // applyHeld hands hs to Raft: one entry as it is, several as a group.
+// Their futures answer once handOver closes the batch's ready channel.
 func (g *groupCommit) applyHeld(hs []*heldFuture) {
 	if len(hs) == 1 {
 		h := hs[0]
 		h.f = g.raft.Apply(h.data, enqueueTimeout)
 		h.data = nil
-		close(h.ready)
 		return
 	}
 	entries := make([][]byte, len(hs))
@@ -233,9 +240,8 @@ func (g *groupCommit) applyHeld(hs []*heldFuture) {
 	g.track(gf, data)
 	gf.f = g.raft.Apply(data, enqueueTimeout)
 	for i, h := range hs {
-		h.f = &groupMember{g: gf, i: i}
+		h.g, h.i = gf, i
 		h.data = nil
-		close(h.ready)
 	}
 }
 
@@ -248,27 +254,63 @@ func (n *Node) GroupCommitStats() (batches, entries uint64, largest int) {
 	return g.batches, g.entries, g.largest
 }
 
-// heldFuture is a held entry's future: once handed over, Raft's.
+// heldFuture is a held entry's future. Once its batch is handed to Raft
+// (ready closed) it answers as Raft's future of the entry handed over
+// alone (f), or as the i'th member of a group (g): the group's error, or
+// the member's own result.
 type heldFuture struct {
 	data  []byte
 	ready chan struct{}
 	f     raft.ApplyFuture
+	g     *groupFuture
+	i     int
 }
 
 var _ raft.ApplyFuture = (*heldFuture)(nil)
 
 func (h *heldFuture) Error() error {
 	<-h.ready
+	if h.g != nil {
+		h.g.wait()
+		return h.g.err
+	}
 	return h.f.Error()
 }
 
 func (h *heldFuture) Response() interface{} {
-	<-h.ready
+	if res, ok := h.result(); ok {
+		return res
+	}
+	if h.g != nil {
+		return h.g.resp
+	}
 	return h.f.Response()
+}
+
+// result is Response as a raftfsm.Result, read without boxing a group
+// member's (the proposer's path, once a write): the member's own result,
+// or the group's when the group failed as a whole (it could not be
+// decoded).
+func (h *heldFuture) result() (raftfsm.Result, bool) {
+	<-h.ready
+	if h.g == nil {
+		res, ok := h.f.Response().(raftfsm.Result)
+		return res, ok
+	}
+	h.g.wait()
+	if rs, ok := h.g.resp.(raftfsm.GroupResult); ok && h.i < len(rs) {
+		return rs[h.i], true
+	}
+	res, ok := h.g.resp.(raftfsm.Result)
+	return res, ok
 }
 
 func (h *heldFuture) Index() uint64 {
 	<-h.ready
+	if h.g != nil {
+		h.g.wait()
+		return h.g.index
+	}
 	return h.f.Index()
 }
 
@@ -344,35 +386,6 @@ func (g *groupCommit) groupApplied(data []byte, index uint64, res raftfsm.GroupR
 	if gf != nil {
 		gf.finish(nil, res, index)
 	}
-}
-
-// groupMember is the future of the i'th entry of a group: the group's
-// error, or its own result.
-type groupMember struct {
-	g *groupFuture
-	i int
-}
-
-var _ raft.ApplyFuture = (*groupMember)(nil)
-
-func (m *groupMember) Error() error {
-	m.g.wait()
-	return m.g.err
-}
-
-// Response is the entry's raftfsm.Result; the group's own Result when the
-// group failed as a whole (it could not be decoded).
-func (m *groupMember) Response() interface{} {
-	m.g.wait()
-	if rs, ok := m.g.resp.(raftfsm.GroupResult); ok && m.i < len(rs) {
-		return rs[m.i]
-	}
-	return m.g.resp
-}
-
-func (m *groupMember) Index() uint64 {
-	m.g.wait()
-	return m.g.index
 }
 
 // errorFuture answers err at once.

@@ -254,7 +254,12 @@ func (p *Pending) wait() (raftfsm.Result, error) {
 		return raftfsm.Result{}, err
 	}
 	p.finish()
-	res, _ := p.f.Response().(raftfsm.Result)
+	var res raftfsm.Result
+	if h, ok := p.f.(*heldFuture); ok {
+		res, _ = h.result()
+	} else {
+		res, _ = p.f.Response().(raftfsm.Result)
+	}
 	return res, resultErr(res)
 }
 

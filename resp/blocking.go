@@ -217,7 +217,8 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 		if attempt > 0 && !c.permitAgain(spec, argv) {
 			return
 		}
-		res, err := c.s.backend.Propose(c.entry(raftfsm.OpCommand, []raftfsm.Command{{DB: c.db, Argv: argv}}))()
+		e := c.entry(raftfsm.OpCommand, []raftfsm.Command{{DB: c.db, Argv: argv}})
+		res, err := c.s.backend.Propose(&e)()
 		c.wrote(res)
 		if err != nil {
 			c.replyError(translate(err))

@@ -71,6 +71,7 @@ type client struct {
 	// the first of them ran; pendingArgv are the pending writes' and the
 	// gathered ones' arguments, for the slow log.
 	gathered []raftfsm.Command
+	ent      raftfsm.Entry // the entry proposeGathered proposes them in
 	// batchStart is when the batch being run started; lastTick when the
 	// last command timed ended, relative to it (dispatch.go).
 	batchStart  time.Time

@@ -251,7 +251,10 @@ func (c *client) proposeGathered() {
 	if n == 1 {
 		op = raftfsm.OpCommand
 	}
-	wait := c.s.backend.Propose(c.entry(op, c.gathered))
+	// The entry is the connection's own (an interface call would move a
+	// new one to the heap for each write): Propose does not keep it.
+	c.ent = c.entry(op, c.gathered)
+	wait := c.s.backend.Propose(&c.ent)
 	// Propose has encoded the entry: the slice can gather the next run.
 	clear(c.gathered)
 	c.gathered = c.gathered[:0]
@@ -276,8 +279,8 @@ func (c *client) proposeGathered() {
 
 // entry builds a log entry of commands stamped with the proposing node's
 // clock and this connection's reply format.
-func (c *client) entry(op raftfsm.Op, cmds []raftfsm.Command) *raftfsm.Entry {
-	return &raftfsm.Entry{
+func (c *client) entry(op raftfsm.Op, cmds []raftfsm.Command) raftfsm.Entry {
+	return raftfsm.Entry{
 		Op:       op,
 		Time:     c.s.backend.Now(),
 		Proto:    uint8(c.proto),

@@ -131,7 +131,7 @@ func cmdExec(c *client, argv [][]byte) {
 	}
 	e := c.entry(raftfsm.OpMulti, data)
 	e.Watched = watch.keys
-	res, err := c.s.backend.Propose(e)()
+	res, err := c.s.backend.Propose(&e)()
 	c.wrote(res)
 	if errors.Is(err, node.ErrOOM) {
 		// Refused as a whole before it ran, as Redis refuses an EXEC
