@@ -228,3 +228,111 @@ func TestHeldPastTheLimitIsHandedOverAndCounted(t *testing.T) {
 		t.Fatalf("%d entries reached Raft, %d batches overdue; want 2 and 1", r.count(), g.overdue.Load())
 	}
 }
+
+// answeringRaft stands in for Raft whose futures answer at once with
+// resp, the state machine's answer to the entry.
+type answeringRaft struct {
+	resp    interface{}
+	applied [][]byte
+}
+
+func (r *answeringRaft) Apply(data []byte, _ time.Duration) raft.ApplyFuture {
+	r.applied = append(r.applied, data)
+	return answeredFuture{resp: r.resp, index: uint64(len(r.applied))}
+}
+
+type answeredFuture struct {
+	resp  interface{}
+	index uint64
+}
+
+func (f answeredFuture) Error() error          { return nil }
+func (f answeredFuture) Response() interface{} { return f.resp }
+func (f answeredFuture) Index() uint64         { return f.index }
+
+// A held entry answers nothing until its batch is handed to Raft, and
+// then as the hand-over made it: a member of a group with its own result
+// from the state machine; every member with the group's result when the
+// group failed as a whole (Raft's future answers a plain Result, and the
+// state machine reports no group); an entry handed over alone with Raft's
+// future's answer.
+func TestHeldEntriesAnswerAsHandedOver(t *testing.T) {
+	held := func(r *answeringRaft, n int) (*groupCommit, []*heldFuture) {
+		g := newGroupCommit(make(chan struct{}))
+		g.raft = r
+		g.grouped.Store(true)
+		g.busy.Store(true) // a batch in flight: what is submitted is held
+		var hs []*heldFuture
+		for i := range n {
+			hs = append(hs, g.submit([]byte{byte(i + 1)}).(*heldFuture))
+		}
+		return g, hs
+	}
+	handOver := func(g *groupCommit) {
+		g.mu.Lock()
+		g.handOver()
+		g.mu.Unlock()
+	}
+	reply := func(h *heldFuture) string {
+		res, ok := h.result()
+		boxed, _ := h.Response().(raftfsm.Result)
+		if !ok || string(boxed.Reply) != string(res.Reply) {
+			t.Fatalf("result %q (%v), Response %q", res.Reply, ok, boxed.Reply)
+		}
+		return string(res.Reply)
+	}
+
+	t.Run("group", func(t *testing.T) {
+		results := raftfsm.GroupResult{{Index: 1, Reply: []byte("+a")}, {Index: 1, Reply: []byte("+b")}}
+		r := &answeringRaft{resp: results}
+		g, hs := held(r, 2)
+		answered := make(chan error, 1)
+		go func() { answered <- hs[0].Error() }()
+		select {
+		case err := <-answered:
+			t.Fatalf("a held entry answered (%v) before its batch was handed over", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+		handOver(g)
+		if len(r.applied) != 1 {
+			t.Fatalf("%d entries reached Raft, want one group", len(r.applied))
+		}
+		g.groupApplied(r.applied[0], 1, results)
+		if err := <-answered; err != nil {
+			t.Fatal(err)
+		}
+		if a, b := reply(hs[0]), reply(hs[1]); a != "+a" || b != "+b" {
+			t.Fatalf("members answered %q and %q, want +a and +b", a, b)
+		}
+		if hs[1].Index() != 1 {
+			t.Fatalf("index %d, want 1", hs[1].Index())
+		}
+	})
+	t.Run("group failed as a whole", func(t *testing.T) {
+		r := &answeringRaft{resp: raftfsm.Result{Index: 1, Reply: []byte("-ERR bad group")}}
+		g, hs := held(r, 3)
+		handOver(g)
+		for i, h := range hs {
+			if err := h.Error(); err != nil {
+				t.Fatal(err)
+			}
+			if got := reply(h); got != "-ERR bad group" {
+				t.Fatalf("member %d answered %q, want the group's result", i, got)
+			}
+		}
+	})
+	t.Run("alone", func(t *testing.T) {
+		r := &answeringRaft{resp: raftfsm.Result{Index: 1, Reply: []byte("+c")}}
+		g, hs := held(r, 1)
+		handOver(g)
+		if len(r.applied) != 1 || hs[0].g != nil {
+			t.Fatal("a batch of one was not handed over as a plain entry")
+		}
+		if err := hs[0].Error(); err != nil {
+			t.Fatal(err)
+		}
+		if got := reply(hs[0]); got != "+c" {
+			t.Fatalf("answered %q, want +c", got)
+		}
+	})
+}
