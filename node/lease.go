@@ -108,7 +108,7 @@ func (n *Node) takeLease(ctx context.Context) error {
 	l.mu.Lock()
 	gen := l.gen
 	l.mu.Unlock()
-	if _, err := n.verifier.do(ctx); err != nil {
+	if _, _, err := n.verifier.do(ctx); err != nil {
 		return err
 	}
 	if !n.cfg.LeaseReads || n.raft.CurrentTerm() != term || !n.IsLeader() {

@@ -181,6 +181,7 @@ func New(cfg Config) (*Node, error) {
 	n.fsm.Logger = cfg.Logger.Named("fsm")
 	n.verifier.fn = n.verifyLeader
 	n.leaderReads.fn = n.leaderReadIndex
+	n.leaderReads.limit = readyWait
 	n.fsm.Applier().Ready = func(db int, key []byte) {
 		if f := n.keyReady.Load(); f != nil {
 			(*f)(db, key)

@@ -41,6 +41,11 @@ func (n *Node) ReadBarrier(ctx context.Context, local bool) error {
 	if n.readsNow(local) {
 		return nil
 	}
+	if !local && n.peers != nil && !n.IsLeader() {
+		// A follower's linearizable read, the usual one there: the
+		// round it shares bounds its wait, so it needs no timer.
+		return n.followerRead(ctx)
+	}
 	ctx, cancel := boundWait(ctx)
 	defer cancel()
 	if n.peers == nil && !n.IsLeader() {
@@ -69,9 +74,26 @@ func (n *Node) ReadBarrier(ctx context.Context, local bool) error {
 	if local {
 		return n.fresh(ctx)
 	}
-	index, err := n.sampleReadIndex(ctx)
+	return n.followerRead(ctx)
+}
+
+// followerRead waits for the leader's read index (shared with the reads
+// that arrive meanwhile) and for this node to apply it. Without a deadline
+// in ctx it waits until the round's (readyWait after the round was set
+// up, so at most that after the call), and makes a timer only when it has
+// to wait for the index to be applied.
+func (n *Node) followerRead(ctx context.Context) error {
+	index, deadline, err := n.sampleReadIndex(ctx)
 	if err != nil {
 		return err
+	}
+	if n.fsm.Applied() >= index {
+		return nil
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
 	}
 	return n.waitApplied(ctx, index)
 }
@@ -241,7 +263,12 @@ func (n *Node) leaderReadIndex() (uint64, error) {
 // maxRounds runs are under way at once; callers that arrive meanwhile
 // share the next run, which starts when one ends.
 type batcher struct {
-	fn       func() (uint64, error)
+	fn func() (uint64, error)
+	// limit bounds how long a run's callers wait, counted from when the
+	// first of them set the run up (later ones joined it after): a caller
+	// whose context has no deadline needs no timer of its own. Zero: only
+	// the callers' contexts bound their waits.
+	limit    time.Duration
 	mu       sync.Mutex
 	next     *round
 	inflight int
@@ -264,23 +291,55 @@ type round struct {
 	done  chan struct{}
 	index uint64
 	err   error
+	// With a limit: expired is closed at deadline by timer, unless the
+	// run ended first.
+	deadline time.Time
+	expired  chan struct{}
+	timer    *time.Timer
 }
 
-func (b *batcher) do(ctx context.Context) (uint64, error) {
+// do joins the next run and returns its result, and the run's deadline
+// (zero without a limit); ErrTimeout once ctx ends or the deadline passes.
+func (b *batcher) do(ctx context.Context) (uint64, time.Time, error) {
 	b.callers.Add(1)
 	b.mu.Lock()
-	if b.next == nil {
-		b.next = &round{done: make(chan struct{})}
+	if b.next == nil || b.next.lapsed() {
+		// A run whose callers all gave up (it waited past its deadline
+		// for the one under way) is left to no one: a new caller sets up
+		// a fresh one rather than time out at once.
+		b.next = b.newRound()
 	}
 	r := b.next
 	b.startLocked()
 	b.mu.Unlock()
 	select {
 	case <-r.done:
-		return r.index, r.err
+		return r.index, r.deadline, r.err
+	case <-r.expired: // nil without a limit
+		return 0, r.deadline, ErrTimeout
 	case <-ctx.Done():
-		return 0, ErrTimeout
+		return 0, r.deadline, ErrTimeout
 	}
+}
+
+// lapsed reports whether r's deadline has passed.
+func (r *round) lapsed() bool {
+	select {
+	case <-r.expired: // nil without a limit
+		return true
+	default:
+		return false
+	}
+}
+
+func (b *batcher) newRound() *round {
+	r := &round{done: make(chan struct{})}
+	if b.limit > 0 {
+		r.deadline = time.Now().Add(b.limit)
+		r.expired = make(chan struct{})
+		r.timer = time.AfterFunc(b.limit, func() { close(r.expired) })
+	}
+	return r
 }
 
 // startLocked starts the waiting run, if there is one and room for it.
@@ -308,6 +367,9 @@ func (b *batcher) run(r *round) {
 	for r != nil {
 		r.index, r.err = b.fn()
 		close(r.done)
+		if r.timer != nil {
+			r.timer.Stop()
+		}
 		b.mu.Lock()
 		b.inflight--
 		r = b.takeLocked()

@@ -104,7 +104,7 @@ func (n *Node) fresh(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	index, err := n.sampleReadIndex(ctx)
+	index, _, err := n.sampleReadIndex(ctx)
 	if err != nil {
 		return ErrStale
 	}
@@ -135,14 +135,14 @@ func (n *Node) freshNow() bool {
 }
 
 // sampleReadIndex asks the leader for its read index and records the
-// answer as a staleness sample.
-func (n *Node) sampleReadIndex(ctx context.Context) (uint64, error) {
+// answer as a staleness sample; deadline is the request's (batcher.do).
+func (n *Node) sampleReadIndex(ctx context.Context) (index uint64, deadline time.Time, err error) {
 	at := monoNow()
-	index, err := n.leaderReads.do(ctx)
+	index, deadline, err = n.leaderReads.do(ctx)
 	if err == nil {
 		n.stale.record(at, index, n.fsm.Applied(), n.cfg.MaxStaleness)
 	}
-	return index, err
+	return index, deadline, err
 }
 
 // refreshFreshness takes a new sample in the background, one at a time.
