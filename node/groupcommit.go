@@ -268,11 +268,19 @@ type heldFuture struct {
 
 var _ raft.ApplyFuture = (*heldFuture)(nil)
 
-func (h *heldFuture) Error() error {
+// wait returns once h is answered, with its group (nil for an entry
+// handed over alone, answered by f).
+func (h *heldFuture) wait() *groupFuture {
 	<-h.ready
 	if h.g != nil {
 		h.g.wait()
-		return h.g.err
+	}
+	return h.g
+}
+
+func (h *heldFuture) Error() error {
+	if g := h.wait(); g != nil {
+		return g.err
 	}
 	return h.f.Error()
 }
@@ -292,24 +300,21 @@ func (h *heldFuture) Response() interface{} {
 // or the group's when the group failed as a whole (it could not be
 // decoded).
 func (h *heldFuture) result() (raftfsm.Result, bool) {
-	<-h.ready
-	if h.g == nil {
+	g := h.wait()
+	if g == nil {
 		res, ok := h.f.Response().(raftfsm.Result)
 		return res, ok
 	}
-	h.g.wait()
-	if rs, ok := h.g.resp.(raftfsm.GroupResult); ok && h.i < len(rs) {
+	if rs, ok := g.resp.(raftfsm.GroupResult); ok && h.i < len(rs) {
 		return rs[h.i], true
 	}
-	res, ok := h.g.resp.(raftfsm.Result)
+	res, ok := g.resp.(raftfsm.Result)
 	return res, ok
 }
 
 func (h *heldFuture) Index() uint64 {
-	<-h.ready
-	if h.g != nil {
-		h.g.wait()
-		return h.g.index
+	if g := h.wait(); g != nil {
+		return g.index
 	}
 	return h.f.Index()
 }

@@ -91,6 +91,9 @@ func (n *Node) followerRead(ctx context.Context) error {
 		return nil
 	}
 	if _, ok := ctx.Deadline(); !ok {
+		if deadline.IsZero() { // a batcher without a limit
+			deadline = time.Now().Add(readyWait)
+		}
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
