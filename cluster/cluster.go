@@ -414,9 +414,7 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 			c.log.Info("handed leadership over before leaving")
 		}
 	}
-	if err := c.ml.Leave(time.Until(deadline) / 4); err != nil {
-		c.log.Warn("leaving the gossip failed", "error", err)
-	}
+	c.leaveGossip(time.Until(deadline) / 4)
 	var leaveErr error
 	if err == nil && others > 0 && hasID(conf, c.cfg.ID) {
 		done := make(chan error, 1)
@@ -439,6 +437,42 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	}
 	c.Shutdown()
 	return leaveErr
+}
+
+// leaveGossip announces this node's departure through gossip, waiting up
+// to wait for the announcement to go out. When every other member is
+// leaving or gone (the whole cluster stopping), nobody may be left to
+// send it to, and memberlist would wait the whole of wait for nothing:
+// long enough for Raft on the last node to start an election among nodes
+// that are gone. It then waits a few gossip rounds, and a departure that
+// found nobody to tell is no fault.
+func (c *Cluster) leaveGossip(wait time.Duration) {
+	alone := c.stayingMembers() == 0
+	if alone {
+		wait = min(wait, max(leaveSettleGossips*c.gossipInterval, leaveSettleMin))
+	}
+	err := c.ml.Leave(wait)
+	switch {
+	case err == nil:
+	case alone || c.stayingMembers() == 0:
+		c.log.Debug("leaving the gossip: no member stays to be told", "error", err)
+	default:
+		c.log.Warn("leaving the gossip failed", "error", err)
+	}
+}
+
+// stayingMembers counts the other members gossip sees alive and not
+// leaving.
+func (c *Cluster) stayingMembers() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, m := range c.members {
+		if m.state == "alive" {
+			n++
+		}
+	}
+	return n
 }
 
 // leaveSettleGossips is how many gossip intervals Leave waits for other

@@ -103,6 +103,13 @@ func TestAllLeavingAtOnceKeepTheConfiguration(t *testing.T) {
 	for _, id := range ids {
 		e.kill(id)
 	}
+	// A stop of the whole cluster is a normal course: nothing to warn
+	// of, nothing to alert an operator.
+	for _, line := range strings.Split(e.logs.String(), "\n") {
+		if strings.Contains(line, "[ERROR]") || strings.Contains(line, "[WARN]") {
+			t.Errorf("logged while the cluster stopped: %s", line)
+		}
+	}
 	if t.Failed() {
 		t.FailNow()
 	}

@@ -1,9 +1,6 @@
 package cluster
 
 import (
-	"errors"
-	"net"
-
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/goblindb/goblin/internal/logarg"
@@ -21,16 +18,9 @@ type transportLogger struct{ hclog.Logger }
 const msgDecodeFailed = "failed to decode incoming command"
 
 func (l transportLogger) Error(msg string, args ...interface{}) {
-	if msg == msgDecodeFailed && closedHere(args) {
+	if msg == msgDecodeFailed && logarg.StoppedHere(args) {
 		l.Logger.Debug(msg, args...)
 		return
 	}
 	l.Logger.Error(msg, args...)
-}
-
-// closedHere reports whether the "error" of an hclog key-value list is a
-// read on a connection closed at this end.
-func closedHere(args []interface{}) bool {
-	err, _ := logarg.Value(args, "error").(error)
-	return errors.Is(err, net.ErrClosed)
 }

@@ -12,7 +12,9 @@ import (
 
 // raftLogger is the logger Raft is given: the node's, with the warnings
 // Raft gives on a node's normal course logged as information, so that a
-// clean start logs no warning. Raft's other messages pass unchanged.
+// clean start logs no warning, and the errors of requests this node's own
+// stop cut short at debug level, so that a clean stop logs no error.
+// Raft's other messages pass unchanged.
 type raftLogger struct {
 	hclog.Logger
 	// single: the node runs alone (msgSingleElection is then normal).
@@ -44,6 +46,20 @@ func (l raftLogger) Warn(msg string, args ...interface{}) {
 		return
 	}
 	l.Logger.Warn(msg, args...)
+}
+
+// Error logs at debug level a request to a peer that failed because this
+// node is stopping: its transport closes its connections and cancels its
+// dials (the cluster's node-to-node plane), and Raft, still running
+// until the node closes it, logged each request it had under way or
+// started meanwhile (a vote it asked for as the last node of a cluster
+// stopping at once, entries to a follower) as an error.
+func (l raftLogger) Error(msg string, args ...interface{}) {
+	if logarg.StoppedHere(args) {
+		l.Logger.Debug(msg, args...)
+		return
+	}
+	l.Logger.Error(msg, args...)
 }
 
 // normal reports whether Raft's warning msg is part of a node's normal

@@ -1,8 +1,12 @@
 package node
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -35,6 +39,31 @@ func TestRaftLoggerLevels(t *testing.T) {
 			var out testutil.SyncBuffer
 			l := raftLogger{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &out}), single: c.single}
 			l.Warn(c.msg, c.args...)
+			if !strings.Contains(out.String(), "["+c.level+"]") || !strings.Contains(out.String(), c.msg) {
+				t.Fatalf("want %s, logged %q", c.level, out.String())
+			}
+		})
+	}
+}
+
+// Raft's errors about requests this node's own stop cut short are logged
+// at debug level; a peer's failure stays an error.
+func TestRaftLoggerStopErrors(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		msg   string
+		err   error
+		level string
+	}{
+		{"vote asked as the plane closes", "failed to make requestVote RPC", &net.OpError{Op: "dial", Net: "tcp", Err: context.Canceled}, "DEBUG"},
+		{"entries under way as the plane closes", "failed to appendEntries to", fmt.Errorf("read: %w", net.ErrClosed), "DEBUG"},
+		{"peer refused", "failed to make requestVote RPC", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, "ERROR"},
+		{"peer timed out", "failed to appendEntries to", context.DeadlineExceeded, "ERROR"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out testutil.SyncBuffer
+			l := raftLogger{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &out})}
+			l.Error(c.msg, "peer", "n2", "error", c.err)
 			if !strings.Contains(out.String(), "["+c.level+"]") || !strings.Contains(out.String(), c.msg) {
 				t.Fatalf("want %s, logged %q", c.level, out.String())
 			}

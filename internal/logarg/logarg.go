@@ -3,6 +3,12 @@
 // level by what it says (Raft's, its transport's).
 package logarg
 
+import (
+	"context"
+	"errors"
+	"net"
+)
+
 // Value is the value given for key in args (key, value, key, value, ...),
 // or nil when key is not among them.
 func Value(args []interface{}, key string) interface{} {
@@ -12,4 +18,24 @@ func Value(args []interface{}, key string) interface{} {
 		}
 	}
 	return nil
+}
+
+// StoppedHere reports whether the "error" of args ended because this
+// process closed or cancelled what it was using: a read or write on a
+// connection closed at this end (net.ErrClosed), or a dial cancelled
+// (context.Canceled). Errors wrapped by fmt.Errorf and by go-msgpack
+// (which keeps its cause behind Cause, not Unwrap) are looked through.
+func StoppedHere(args []interface{}) bool {
+	err, _ := Value(args, "error").(error)
+	for err != nil {
+		if errors.Is(err, net.ErrClosed) || errors.Is(err, context.Canceled) {
+			return true
+		}
+		c, ok := err.(interface{ Cause() error })
+		if !ok {
+			return false
+		}
+		err = c.Cause()
+	}
+	return false
 }
