@@ -88,15 +88,10 @@ func (c *Cluster) reconcile() {
 		}
 	}
 
-	if s, ok := inConf[c.cfg.ID]; ok && s.Addr != c.cfg.RaftAddr {
-		c.change("updated its own address", s.ID, c.cfg.RaftAddr, c.node.AddVoter(s.ID, c.cfg.RaftAddr))
-	}
-
-	// Who holds each Raft address in the configuration, but this node.
-	holder := map[string]node.Server{}
-	for _, s := range conf {
-		if !s.Current {
-			holder[s.Addr] = s
+	if s, ok := inConf[c.cfg.ID]; ok && s.Addr != c.cfg.RaftAddr && c.vacate(inConf, c.cfg.RaftAddr, s.ID) {
+		if c.change("updated its own address", s.ID, c.cfg.RaftAddr, c.node.AddVoter(s.ID, c.cfg.RaftAddr)) {
+			s.Addr = c.cfg.RaftAddr
+			inConf[s.ID] = s
 		}
 	}
 
@@ -117,14 +112,17 @@ func (c *Cluster) reconcile() {
 			continue
 		}
 		if !ok {
-			if old, taken := holder[m.meta.Raft]; taken && !aliveIn(members, old.ID) {
+			if old, taken := holderOf(inConf, m.meta.Raft); taken && !old.Current && !aliveIn(members, old.ID) {
 				// A node gone from gossip whose Raft address now answers
 				// as another: a node restarted there under a new ID (a
 				// wiped data directory and a new --id). Raft refuses two
 				// servers at one address, so the new one could never be
 				// added while the old one stays.
-				if c.remove(old, "its Raft address now belongs to "+id) && old.Voter {
-					voters--
+				if c.remove(old, "its Raft address now belongs to "+id) {
+					delete(inConf, old.ID)
+					if old.Voter {
+						voters--
+					}
 				}
 			}
 		}
@@ -135,10 +133,16 @@ func (c *Cluster) reconcile() {
 			}
 		case !ok:
 			c.change("added non-voter", id, m.meta.Raft, c.node.AddNonvoter(id, m.meta.Raft))
-		case s.Addr != m.meta.Raft && s.Voter:
-			c.change("updated voter address", id, m.meta.Raft, c.node.AddVoter(id, m.meta.Raft))
+		case s.Addr != m.meta.Raft && !c.vacate(inConf, m.meta.Raft, id):
 		case s.Addr != m.meta.Raft:
-			c.change("updated non-voter address", id, m.meta.Raft, c.node.AddNonvoter(id, m.meta.Raft))
+			what, add := "updated voter address", c.node.AddVoter
+			if !s.Voter {
+				what, add = "updated non-voter address", c.node.AddNonvoter
+			}
+			if c.change(what, id, m.meta.Raft, add(id, m.meta.Raft)) {
+				s.Addr = m.meta.Raft
+				inConf[id] = s
+			}
 		case !s.Voter && voters < c.cfg.MaxVoters:
 			if c.change("promoted to voter", id, m.meta.Raft, c.node.AddVoter(id, m.meta.Raft)) {
 				voters++
@@ -146,6 +150,42 @@ func (c *Cluster) reconcile() {
 		}
 	}
 }
+
+// vacate frees addr in the configuration for server id, which is known
+// to be at addr now (this node's own address, or one that answered with
+// id's identity: verify). Raft refuses two servers at one address, and
+// nodes restarted at each other's addresses (containers started again
+// and handed the same IPs in another order) each need an address the
+// configuration still gives another: no address could be recorded as it
+// stood, every reconcile failed for good, and a request Raft sent to an
+// address it held reached another node than the one it was meant for.
+// Whoever the configuration places at addr is not there, so it is given
+// a placeholder address (movingAddr) until its own update records where
+// it is. inConf is updated; false if the change failed.
+func (c *Cluster) vacate(inConf map[string]node.Server, addr, id string) bool {
+	for _, o := range inConf {
+		if o.ID == id || o.Addr != addr {
+			continue
+		}
+		what, add := "moved a voter off an address it no longer holds", c.node.AddVoter
+		if !o.Voter {
+			what, add = "moved a non-voter off an address it no longer holds", c.node.AddNonvoter
+		}
+		placeholder := movingAddr(o.ID)
+		if !c.change(what, o.ID, placeholder, add(o.ID, placeholder)) {
+			return false
+		}
+		o.Addr = placeholder
+		inConf[o.ID] = o
+	}
+	return true
+}
+
+// movingAddr is the placeholder Raft address of server id while the
+// address the configuration gave it belongs to another node: it cannot
+// be parsed as host:port, so nothing is dialed at it. Raft reaches the
+// server meanwhile at the address it gossips (raftAddrs).
+func movingAddr(id string) string { return "(moving) " + id }
 
 // noteRemovals forgets the identity check of every node that left the
 // configuration since the previous reconcile, whoever removed it: an
@@ -164,6 +204,16 @@ func (c *Cluster) noteRemovals(inConf map[string]node.Server) {
 	for id := range inConf {
 		c.lastConf[id] = true
 	}
+}
+
+// holderOf is the server inConf places at addr.
+func holderOf(inConf map[string]node.Server, addr string) (node.Server, bool) {
+	for _, s := range inConf {
+		if s.Addr == addr {
+			return s, true
+		}
+	}
+	return node.Server{}, false
 }
 
 // aliveIn reports whether gossip counts id alive.
