@@ -200,7 +200,7 @@ func New(cfg Config) (*Cluster, error) {
 		cfg.Logger = hclog.NewNullLogger()
 	}
 	log := cfg.Logger.Named("cluster")
-	pl, err := listenPlane(cfg.RaftBind, cfg.RaftAddr, cfg.Credentials, log.Named("plane"))
+	pl, err := listenPlane(cfg.ID, cfg.RaftBind, cfg.RaftAddr, cfg.Credentials, log.Named("plane"))
 	if err != nil {
 		return nil, err
 	}
@@ -218,6 +218,7 @@ func New(cfg Config) (*Cluster, error) {
 		meta: Meta{
 			ID:       cfg.ID,
 			Raft:     cfg.RaftAddr,
+			Plane:    planeTargets,
 			Addr:     cfg.Addr,
 			Announce: cfg.Announce,
 			TLS:      cfg.AnnounceTLS,

@@ -60,7 +60,9 @@
 // its own address too. Only a leader can change the configuration, so
 // Raft's transport reaches a server at the address it gossips while
 // gossip sees it alive (raftaddrs.go): nodes that all came back at new
-// addresses still elect the leader that records them.
+// addresses still elect the leader that records them. Nodes back at each
+// other's addresses are recorded by first moving whoever the
+// configuration places at a taken address to a placeholder (vacate).
 //
 // # The node-to-node plane
 //
@@ -74,7 +76,10 @@
 // operator's CA, or derived from a shared cluster secret (secret.go: the
 // secret seeds a CA's key through HKDF, so only its holders can make
 // certificates peers accept, and the secret itself never travels). After
-// the handshake the dialer sends a preamble naming the connection's kind.
+// the handshake the dialer sends a preamble naming the connection's kind,
+// and for Raft the node it is for: another node at that address refuses
+// it, so no node answers Raft requests meant for another (an address a
+// configuration records may belong to another node by then).
 // Without credentials the plane is plain TCP, which the caller allows on
 // loopback only. Gossip is encrypted with memberlist's keyring. A node
 // joins the Raft configuration (or a new cluster's first voters) only

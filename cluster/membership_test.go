@@ -358,6 +358,60 @@ func backAtNewAddresses(t *testing.T, move func(ids []string, raft, gossip map[s
 	return leader
 }
 
+// A node restarted at the address the configuration gives another, down,
+// node reaches itself when Raft asks that node for its vote: it must not
+// answer as that node. Counting its own vote twice, it won elections
+// alone, one node of three, and with the log it had when it stopped:
+// leading, it would have replaced the writes the others acknowledged
+// since.
+func TestNodeAtADownNodesAddressDoesNotVoteForItselfTwice(t *testing.T) {
+	e := newEnv(t, 3)
+	ids := []string{"n1", "n2", "n3"}
+	e.startAll(ids, 3, nil)
+	e.waitFormed(3)
+	dirs := map[string]string{}
+	for _, tn := range e.all() {
+		dirs[tn.id] = tn.dir
+	}
+	e.kill("n1")
+	var leader *tnode
+	testutil.Poll(t, 20*time.Second, "a leader of n2 and n3", func() bool {
+		for _, id := range ids[1:] {
+			if tn := e.node(id); tn.n.IsLeader() {
+				leader = tn
+			}
+		}
+		return leader != nil
+	})
+	if err := leader.rdb.ZAdd(ctx(t), "k", redisZ(1, "a")).Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.kill("n2")
+	e.kill("n3")
+	e.mu.Lock()
+	e.raft["n1"] = e.raft["n3"]
+	e.mu.Unlock()
+	n1 := e.start("n1", 0, dirs["n1"])
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if n1.n.IsLeader() {
+			t.Fatal("n1 alone, at n3's address, became leader")
+		}
+	}
+	e.start("n2", 0, dirs["n2"])
+	leader = nil
+	testutil.Poll(t, 20*time.Second, "a leader of n1 and n2", func() bool {
+		for _, id := range ids[:2] {
+			if tn := e.node(id); tn.n.Ready() {
+				leader = tn
+			}
+		}
+		return leader != nil
+	})
+	if got, err := leader.rdb.ZScore(ctx(t), "k", "a").Result(); err != nil || got != 1 {
+		t.Fatalf("ZSCORE of the write n2 and n3 acknowledged: %v, %v", got, err)
+	}
+}
+
 // A node of a build that cannot apply the cluster's log (it gossips no
 // group entry support) is not added, with one warning, while a node of
 // this build that comes up beside it is.

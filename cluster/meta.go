@@ -43,6 +43,10 @@ type Meta struct {
 	// The leader writes groups only once every server sends it (the
 	// node's group gate).
 	Entries int `json:"entries,omitempty"`
+	// Plane is planeTargets when the node's node-to-node listener takes
+	// Raft connections that name the node they are for (plane.go); builds
+	// from before send none, and are dialed without.
+	Plane int `json:"plane,omitempty"`
 }
 
 func (m *Meta) encode() []byte {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,16 @@ import (
 // read indexes, membership changes) go to the cluster's internal server.
 // A connection that does not complete the handshake and the preamble
 // within handshakeTimeout is closed.
+//
+// Raft's connections name the node they are for (kindRaftTo): the
+// preamble is followed by the target's ID, and the listener answers one
+// byte, targetOK, or targetWrong and closes the connection when it is
+// another node's. Raft reaches a server at an address, and an address a
+// configuration records can belong to another node by then (nodes
+// restarted at each other's addresses): that node would answer requests
+// meant for the other, and a candidate reaching itself under another
+// node's ID would count its own vote twice. A node that gossips no
+// support for it (an older build) is dialed as kindRaft, naming no one.
 
 // planeMagic starts every preamble; its last byte is the version.
 const planeMagic = "GOB\x01"
@@ -32,14 +43,35 @@ const planeMagic = "GOB\x01"
 // Connection kinds: the preamble's last byte.
 const (
 	kindRaft     byte = 'R'
+	kindRaftTo   byte = 'T'
 	kindInternal byte = 'I'
 )
+
+// planeTargets is the Meta.Plane of a node whose listener takes
+// kindRaftTo connections.
+const planeTargets = 1
+
+// The listener's answer to a kindRaftTo preamble.
+const (
+	targetOK    byte = '+'
+	targetWrong byte = '-'
+)
+
+// maxTargetID is the longest ID a kindRaftTo preamble names (its length
+// is one byte); a node with a longer one is dialed as kindRaft.
+const maxTargetID = 255
+
+// errNotTarget: a kindRaftTo connection reached another node than the one
+// it names.
+var errNotTarget = errors.New("another node holds that address now")
 
 // handshakeTimeout bounds the TLS handshake and the preamble.
 const handshakeTimeout = 5 * time.Second
 
 // plane is a node's node-to-node listener.
 type plane struct {
+	// id is this node's: the target a kindRaftTo connection must name.
+	id    string
 	ln    net.Listener
 	adv   net.Addr
 	creds Credentials // nil: plain TCP
@@ -81,9 +113,9 @@ const (
 	maxPendingPerHost = 64
 )
 
-// listenPlane listens on bind. advertise is the address peers dial (a
-// host name is resolved now); empty means the bound address.
-func listenPlane(bind, advertise string, creds Credentials, log hclog.Logger) (*plane, error) {
+// listenPlane listens on bind for node id. advertise is the address peers
+// dial (a host name is resolved now); empty means the bound address.
+func listenPlane(id, bind, advertise string, creds Credentials, log hclog.Logger) (*plane, error) {
 	ln, err := net.Listen("tcp", bind)
 	if err != nil {
 		return nil, fmt.Errorf("cluster: node-to-node listener: %w", err)
@@ -105,7 +137,7 @@ func listenPlane(bind, advertise string, creds Credentials, log hclog.Logger) (*
 		}
 		adv = a
 	}
-	p := &plane{ln: ln, adv: adv, creds: creds, log: log, raftConns: make(chan net.Conn), conns: map[*planeConn]struct{}{}, done: make(chan struct{}),
+	p := &plane{id: id, ln: ln, adv: adv, creds: creds, log: log, raftConns: make(chan net.Conn), conns: map[*planeConn]struct{}{}, done: make(chan struct{}),
 		pending: newConnBound(maxPending, maxPendingPerHost)}
 	p.dials, p.cancelDials = context.WithCancel(context.Background())
 	p.wg.Add(1)
@@ -190,8 +222,33 @@ func (p *plane) accept(pc *planeConn) (byte, error) {
 	if err != nil {
 		return 0, err
 	}
+	if kind == kindRaftTo {
+		if err := p.acceptTarget(pc); err != nil {
+			return 0, err
+		}
+		kind = kindRaft
+	}
 	pc.SetDeadline(time.Time{})
 	return kind, nil
+}
+
+// acceptTarget reads the node a kindRaftTo connection is for and answers
+// whether it is this one.
+func (p *plane) acceptTarget(pc *planeConn) error {
+	var n [1]byte
+	if _, err := io.ReadFull(pc, n[:]); err != nil {
+		return fmt.Errorf("preamble: %w", err)
+	}
+	to := make([]byte, n[0])
+	if _, err := io.ReadFull(pc, to); err != nil {
+		return fmt.Errorf("preamble: %w", err)
+	}
+	if string(to) != p.id {
+		pc.Write([]byte{targetWrong})
+		return fmt.Errorf("Raft traffic for node %q: %w", to, errNotTarget)
+	}
+	_, err := pc.Write([]byte{targetOK})
+	return err
 }
 
 // readPreamble reads and checks a connection's preamble.
@@ -203,7 +260,7 @@ func readPreamble(r io.Reader) (byte, error) {
 	if string(pre[:len(planeMagic)]) != planeMagic {
 		return 0, errors.New("preamble: not a Goblin node (or another version)")
 	}
-	if k := pre[len(planeMagic)]; k == kindRaft || k == kindInternal {
+	if k := pre[len(planeMagic)]; k == kindRaft || k == kindRaftTo || k == kindInternal {
 		return k, nil
 	}
 	return 0, fmt.Errorf("preamble: unknown connection kind %q", pre[len(planeMagic)])
@@ -211,6 +268,13 @@ func readPreamble(r io.Reader) (byte, error) {
 
 // dial connects to a peer's plane for kind.
 func (p *plane) dial(addr string, kind byte, timeout time.Duration) (net.Conn, error) {
+	return p.dialTo(addr, "", kind, timeout)
+}
+
+// dialTo connects to a peer's plane for kind; with to set, for Raft's
+// traffic to that node only (kindRaftTo): the dial fails, wrapping
+// errNotTarget, when another node answers at addr.
+func (p *plane) dialTo(addr, to string, kind byte, timeout time.Duration) (net.Conn, error) {
 	deadline := time.Now().Add(timeout)
 	ctx, cancel := context.WithTimeout(p.dials, min(timeout, maxDialTime))
 	defer cancel()
@@ -237,9 +301,25 @@ func (p *plane) dial(addr string, kind byte, timeout time.Duration) (net.Conn, e
 		}
 		pc.Conn = tc
 	}
-	if _, err := pc.Write(append([]byte(planeMagic), kind)); err != nil {
+	pre := append([]byte(planeMagic), kind)
+	if to != "" {
+		pre[len(planeMagic)] = kindRaftTo
+		pre = append(append(pre, byte(len(to))), to...)
+	}
+	if _, err := pc.Write(pre); err != nil {
 		pc.Close()
 		return nil, err
+	}
+	if to != "" {
+		var answer [1]byte
+		if _, err := io.ReadFull(pc, answer[:]); err != nil {
+			pc.Close()
+			return nil, fmt.Errorf("node-to-node preamble for node %q at %s: %w", to, addr, err)
+		}
+		if answer[0] != targetOK {
+			pc.Close()
+			return nil, fmt.Errorf("node %q at %s: %w", to, addr, errNotTarget)
+		}
 	}
 	pc.SetDeadline(time.Time{})
 	return pc, nil
@@ -319,9 +399,12 @@ func (s raftStream) Close() error { return s.p.close() }
 
 func (s raftStream) Addr() net.Addr { return s.p.adv }
 
+// Dial connects to addr for Raft; an address raftAddrs tagged with a
+// server's ID (targetAddr) only to that server.
 func (s raftStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
+	hostPort, to := splitTarget(string(addr))
 	dial := func() (*planeConn, error) {
-		c, err := s.p.dial(string(addr), kindRaft, timeout)
+		c, err := s.p.dialTo(hostPort, to, kindRaft, timeout)
 		if err != nil {
 			return nil, err
 		}
@@ -332,4 +415,15 @@ func (s raftStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Co
 		return nil, err
 	}
 	return &raftConn{planeConn: pc, dial: dial}, nil
+}
+
+// targetAddr tags a Raft address with the ID of the server Raft means to
+// reach there, for raftStream.Dial: host:port#id (no host name or
+// address holds a '#').
+func targetAddr(addr, id string) string { return addr + "#" + id }
+
+// splitTarget undoes targetAddr; to is "" for an address without a tag.
+func splitTarget(addr string) (hostPort, to string) {
+	hostPort, to, _ = strings.Cut(addr, "#")
+	return hostPort, to
 }

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/raft"
 
 	"github.com/goblindb/goblin/node"
 	"github.com/goblindb/goblin/raftfsm"
@@ -36,7 +39,7 @@ func mustSecret(t testing.TB, id string, secrets ...[]byte) Credentials {
 // connection with "+<id>\r\n".
 func testPlane(t testing.TB, id string, creds Credentials) *plane {
 	t.Helper()
-	p, err := listenPlane("127.0.0.1:0", "", creds, hclog.NewNullLogger())
+	p, err := listenPlane(id, "127.0.0.1:0", "", creds, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +81,50 @@ func TestPlaneSecretHandshake(t *testing.T) {
 		if got, err := talk(pair[0], pair[1]); err == nil && got != "" {
 			t.Fatalf("%s reached %s's handler: %q", pair[0].adv, pair[1].adv, got)
 		}
+	}
+}
+
+// A Raft connection that names its node reaches it only: at an address
+// another node holds it fails, and that node's Raft sees nothing of it.
+// One that names no one (an older build's) is taken as before.
+func TestPlaneRaftTargets(t *testing.T) {
+	for _, secret := range []bool{false, true} {
+		t.Run(fmt.Sprintf("secret=%v", secret), func(t *testing.T) {
+			var ca, cb Credentials
+			if secret {
+				ca, cb = mustSecret(t, "a", secretOf('x')), mustSecret(t, "b", secretOf('x'))
+			}
+			a, b := testPlane(t, "a", ca), testPlane(t, "b", cb)
+			stream := raftStream{a}
+			received := func() bool {
+				select {
+				case c := <-b.raftConns:
+					c.Close()
+					return true
+				case <-time.After(200 * time.Millisecond):
+					return false
+				}
+			}
+			for _, c := range []struct {
+				addr string
+				ok   bool
+			}{
+				{targetAddr(b.adv.String(), "b"), true},
+				{targetAddr(b.adv.String(), "c"), false},
+				{b.adv.String(), true},
+			} {
+				conn, err := stream.Dial(raft.ServerAddress(c.addr), 2*time.Second)
+				if c.ok != (err == nil) || !c.ok && !errors.Is(err, errNotTarget) {
+					t.Fatalf("dialing %s: %v", c.addr, err)
+				}
+				if conn != nil {
+					conn.Close()
+				}
+				if got := received(); got != c.ok {
+					t.Fatalf("dialing %s: b's Raft received a connection: %v", c.addr, got)
+				}
+			}
+		})
 	}
 }
 

@@ -19,6 +19,12 @@ import (
 // then records every address (reconcile). A node gossip does not see
 // alive is reached at the configuration's address, which each node
 // copies when the cluster starts and every tick (noteConfiguration).
+//
+// The address is tagged with the server's ID (targetAddr), unless the
+// node gossips that its listener predates the check (Meta.Plane): a
+// connection made for one server never serves another that holds the
+// address now, such as this very node, which would otherwise grant itself
+// a second vote under the other server's ID.
 type raftAddrs struct {
 	c    *Cluster
 	conf atomic.Pointer[map[string]string] // server ID -> address, from the configuration
@@ -35,17 +41,22 @@ func (a *raftAddrs) ServerAddr(id raft.ServerID) (raft.ServerAddress, error) {
 	a.c.mu.Lock()
 	m := a.c.members[string(id)]
 	var gossiped string
+	// Untagged only for a node gossip shows is of an older build: one
+	// not seen since this node started is named too.
+	tag := (m == nil || m.meta.Plane >= planeTargets) && len(id) <= maxTargetID
 	if m != nil && m.state == "alive" {
 		gossiped = m.meta.Raft
 	}
 	a.c.mu.Unlock()
-	if gossiped != "" {
-		return raft.ServerAddress(gossiped), nil
+	addr := gossiped
+	if conf := a.conf.Load(); addr == "" && conf != nil {
+		addr = (*conf)[string(id)]
 	}
-	if conf := a.conf.Load(); conf != nil {
-		if addr, ok := (*conf)[string(id)]; ok {
-			return raft.ServerAddress(addr), nil
+	if addr != "" {
+		if tag {
+			addr = targetAddr(addr, string(id))
 		}
+		return raft.ServerAddress(addr), nil
 	}
 	// Raft then uses the address it holds.
 	return "", fmt.Errorf("server %s is neither alive in gossip nor in the configuration seen last", id)
