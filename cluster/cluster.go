@@ -58,6 +58,8 @@ type Node interface {
 	// asks the leader).
 	RemoveServer(id string) error
 	TransferLeadership(id string) error
+	// Stopping tells the node it is about to be closed (Leave).
+	Stopping()
 }
 
 // Config configures the cluster layer of one node.
@@ -383,6 +385,7 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 		return nil
 	}
 	c.leaving.Store(true)
+	c.node.Stopping()
 	deadline := time.Now().Add(timeout)
 	// Tell the others first, so the leader does not add this node back
 	// when it is removed below.

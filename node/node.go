@@ -138,13 +138,20 @@ type Node struct {
 	// term (termctx.go).
 	terms atomic.Pointer[termCtx]
 
-	notify   chan bool
-	stop     chan struct{}
-	wg       sync.WaitGroup
-	closed   atomic.Bool
+	notify chan bool
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	closed atomic.Bool
+	// stopping: the node is on its way to Close (Stopping).
+	stopping atomic.Bool
 	closeErr error
 	closeMu  sync.Mutex
 }
+
+// Stopping tells the node it is about to be closed (goblind leaving its
+// cluster on SIGTERM): Raft's complaints about peers from then on, those
+// stopping with it included, are part of the stop, and logged as such.
+func (n *Node) Stopping() { n.stopping.Store(true) }
 
 // New starts a node: opens its stores, restores its state, and starts Raft.
 func New(cfg Config) (*Node, error) {
@@ -243,7 +250,7 @@ func New(cfg Config) (*Node, error) {
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
 	single := cfg.Transport == nil // a single node: no peer
-	rc.Logger = raftLogger{Logger: cfg.Logger.Named("raft"), single: single}
+	rc.Logger = raftLogger{Logger: cfg.Logger.Named("raft"), single: single, stopping: &n.stopping}
 	rc.NotifyCh = n.notify
 	rc.BatchApplyCh = true
 	rc.MaxAppendEntries = 256
@@ -402,6 +409,7 @@ func (n *Node) closeTransport() {
 func (n *Node) Close() error {
 	n.closeMu.Lock()
 	defer n.closeMu.Unlock()
+	n.stopping.Store(true)
 	if n.closed.Swap(true) {
 		return n.closeErr
 	}

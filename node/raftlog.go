@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
@@ -19,7 +20,12 @@ type raftLogger struct {
 	hclog.Logger
 	// single: the node runs alone (msgSingleElection is then normal).
 	single bool
+	// stopping is the node's flag (Node.Stopping); nil for none.
+	stopping *atomic.Bool
 }
+
+// isStopping reports whether the node is on its way to Close.
+func (l raftLogger) isStopping() bool { return l.stopping != nil && l.stopping.Load() }
 
 // Warnings Raft gives on a normal start.
 const (
@@ -41,7 +47,9 @@ const (
 )
 
 func (l raftLogger) Warn(msg string, args ...interface{}) {
-	if l.normal(msg, args) {
+	// Once the node is stopping, its peers going (they stop with it, as
+	// a cluster stopped at once) and the elections that follow are too.
+	if l.normal(msg, args) || l.isStopping() {
 		l.Logger.Info(msg, args...)
 		return
 	}
@@ -54,8 +62,13 @@ func (l raftLogger) Warn(msg string, args ...interface{}) {
 // until the node closes it, logged each request it had under way or
 // started meanwhile (a vote it asked for as the last node of a cluster
 // stopping at once, entries to a follower) as an error.
+//
+// Once the node is stopping, a failed request to a peer (an error naming
+// a peer or a target: the peer stopped first, its address refuses) is a
+// debug line too; Raft's other errors (its own log's) stay errors.
 func (l raftLogger) Error(msg string, args ...interface{}) {
-	if logarg.StoppedHere(args) {
+	toPeer := logarg.Value(args, "peer") != nil || logarg.Value(args, "target") != nil
+	if logarg.StoppedHere(args) || l.isStopping() && toPeer {
 		l.Logger.Debug(msg, args...)
 		return
 	}

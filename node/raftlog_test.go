@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -64,6 +65,43 @@ func TestRaftLoggerStopErrors(t *testing.T) {
 			var out testutil.SyncBuffer
 			l := raftLogger{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &out})}
 			l.Error(c.msg, "peer", "n2", "error", c.err)
+			if !strings.Contains(out.String(), "["+c.level+"]") || !strings.Contains(out.String(), c.msg) {
+				t.Fatalf("want %s, logged %q", c.level, out.String())
+			}
+		})
+	}
+}
+
+// Once the node is stopping, its peers' refusals and the elections they
+// bring are part of the stop; Raft's errors about its own log are not.
+func TestRaftLoggerWhileStopping(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+	for _, c := range []struct {
+		name     string
+		stopping bool
+		warn     bool
+		msg      string
+		args     []interface{}
+		level    string
+	}{
+		{"peer refused", true, false, "failed to appendEntries to", []interface{}{"peer", "n2", "error", refused}, "DEBUG"},
+		{"vote refused", true, false, "failed to make requestVote RPC", []interface{}{"target", "n2", "error", refused}, "DEBUG"},
+		{"peer refused, running", false, false, "failed to appendEntries to", []interface{}{"peer", "n2", "error", refused}, "ERROR"},
+		{"own log", true, false, "failed to append to logs", []interface{}{"error", errors.New("input/output error")}, "ERROR"},
+		{"leader gone", true, true, msgSingleElection, []interface{}{"last-leader-id", raft.ServerID("n1")}, "INFO"},
+		{"quorum gone", true, true, "failed to contact quorum of nodes, stepping down", nil, "INFO"},
+		{"quorum gone, running", false, true, "failed to contact quorum of nodes, stepping down", nil, "WARN"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out testutil.SyncBuffer
+			var stopping atomic.Bool
+			stopping.Store(c.stopping)
+			l := raftLogger{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &out}), stopping: &stopping}
+			if c.warn {
+				l.Warn(c.msg, c.args...)
+			} else {
+				l.Error(c.msg, c.args...)
+			}
 			if !strings.Contains(out.String(), "["+c.level+"]") || !strings.Contains(out.String(), c.msg) {
 				t.Fatalf("want %s, logged %q", c.level, out.String())
 			}
