@@ -134,6 +134,7 @@ func (c *Cluster) reconcile() {
 		case !ok:
 			c.change("added non-voter", id, m.meta.Raft, c.node.AddNonvoter(id, m.meta.Raft))
 		case s.Addr != m.meta.Raft && !c.vacate(inConf, m.meta.Raft, id):
+			// The address could not be freed: tried again next tick.
 		case s.Addr != m.meta.Raft:
 			what, add := "updated voter address", c.node.AddVoter
 			if !s.Voter {
