@@ -209,18 +209,21 @@ func (fuzzNode) RemoveServerHere(string) error             { return node.ErrNoSu
 func (fuzzNode) TransferLeadershipHere(string) error       { return node.ErrNotLeader }
 
 // FuzzPlaneConn sends arbitrary bytes to a plane without credentials
-// (the preamble, then whatever follows, to the internal server): nothing
-// panics, and the connection ends.
+// (the preamble, a Raft connection's target, then whatever follows, to
+// the internal server): nothing panics, and the connection ends.
 func FuzzPlaneConn(f *testing.F) {
 	f.Add([]byte("GOB\x01I*1\r\n$9\r\nGOBLIN.ID\r\n"))
 	f.Add([]byte("GOB\x01I*2\r\n$12\r\nGOBLIN.APPLY\r\n$3\r\n\x01\x01\x00\r\n*1\r\n$16\r\nGOBLIN.READINDEX\r\n"))
 	f.Add([]byte("GOB\x01I*3\r\n$12\r\nGOBLIN.ADMIN\r\n$6\r\nREMOVE\r\n$2\r\nn9\r\n"))
 	f.Add([]byte("GOB\x01R\x00\x01\x02"))
+	f.Add([]byte("GOB\x01T\x02n1\x00\x01\x02"))
+	f.Add([]byte("GOB\x01T\x05other\x00"))
+	f.Add([]byte("GOB\x01T\xffn1"))
 	f.Add([]byte("\x16\x03\x01\x00\x05hello"))
 	f.Add([]byte("PING\r\n"))
 	c := &Cluster{cfg: Config{ID: "n1"}, node: fuzzNode{}, log: hclog.NewNullLogger()}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p := &plane{creds: nil, log: hclog.NewNullLogger(), raftConns: make(chan net.Conn), conns: map[*planeConn]struct{}{}, done: make(chan struct{}),
+		p := &plane{id: "n1", creds: nil, log: hclog.NewNullLogger(), raftConns: make(chan net.Conn), conns: map[*planeConn]struct{}{}, done: make(chan struct{}),
 			pending: newConnBound(maxPending, maxPendingPerHost)}
 		serve := c.serveInternal
 		p.internal.Store(&serve)
