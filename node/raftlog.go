@@ -44,6 +44,13 @@ const (
 	// restarted follower is brought up to date that way.
 	msgSendingOlder = "appendEntries rejected, sending older logs"
 	msgNoPrevious   = "failed to get previous log"
+	// A candidate whose log is behind this node's refused its vote, as
+	// Raft's election rule has it: after nodes restart, the one whose
+	// election timer runs out first is often one that missed entries.
+	msgVoteTermBehind     = "rejecting vote request since our last term is greater"
+	msgVoteIndexBehind    = "rejecting vote request since our last index is greater"
+	msgPreVoteTermBehind  = "rejecting pre-vote request since our last term is greater"
+	msgPreVoteIndexBehind = "rejecting pre-vote request since our last index is greater"
 )
 
 func (l raftLogger) Warn(msg string, args ...interface{}) {
@@ -79,7 +86,8 @@ func (l raftLogger) Error(msg string, args ...interface{}) {
 // course.
 func (l raftLogger) normal(msg string, args []interface{}) bool {
 	switch msg {
-	case msgNoPeers, msgNotVoter, msgSendingOlder:
+	case msgNoPeers, msgNotVoter, msgSendingOlder,
+		msgVoteTermBehind, msgVoteIndexBehind, msgPreVoteTermBehind, msgPreVoteIndexBehind:
 		return true
 	case msgSingleElection:
 		return l.single || fmt.Sprint(logarg.Value(args, "last-leader-id")) == ""

@@ -33,6 +33,9 @@ func TestRaftLoggerLevels(t *testing.T) {
 		{"log unreadable", false, msgNoPrevious, []interface{}{"previous-index", 1, "last-index", 0, "error", errors.New("input/output error")}, "WARN"},
 		{"walking back", false, msgSendingOlder, []interface{}{"peer", "n2", "next", 1}, "INFO"},
 		{"no peers", false, msgNoPeers, nil, "INFO"},
+		{"candidate behind", false, msgVoteTermBehind, []interface{}{"candidate", "10.0.0.2:7000", "last-term", 5, "last-candidate-term", 4}, "INFO"},
+		{"pre-vote candidate behind", false, msgPreVoteIndexBehind, []interface{}{"candidate", "10.0.0.2:7000", "last-index", 9, "last-candidate-index", 8}, "INFO"},
+		{"vote while a leader leads", false, "rejecting vote request since we have a leader", []interface{}{"from", "10.0.0.2:7000"}, "WARN"},
 		{"not a voter", false, msgNotVoter, nil, "INFO"},
 		{"other", false, "failed to contact", []interface{}{"server-id", "n2"}, "WARN"},
 	} {
