@@ -271,9 +271,9 @@ func (p *plane) dial(addr string, kind byte, timeout time.Duration) (net.Conn, e
 	return p.dialTo(addr, "", kind, timeout)
 }
 
-// dialTo connects to a peer's plane for kind; with to set, for Raft's
-// traffic to that node only (kindRaftTo): the dial fails, wrapping
-// errNotTarget, when another node answers at addr.
+// dialTo connects to a peer's plane for kind; for kindRaftTo, for Raft's
+// traffic to node to only: the dial fails, wrapping errNotTarget, when
+// another node answers at addr.
 func (p *plane) dialTo(addr, to string, kind byte, timeout time.Duration) (net.Conn, error) {
 	deadline := time.Now().Add(timeout)
 	ctx, cancel := context.WithTimeout(p.dials, min(timeout, maxDialTime))
@@ -302,15 +302,14 @@ func (p *plane) dialTo(addr, to string, kind byte, timeout time.Duration) (net.C
 		pc.Conn = tc
 	}
 	pre := append([]byte(planeMagic), kind)
-	if to != "" {
-		pre[len(planeMagic)] = kindRaftTo
+	if kind == kindRaftTo {
 		pre = append(append(pre, byte(len(to))), to...)
 	}
 	if _, err := pc.Write(pre); err != nil {
 		pc.Close()
 		return nil, err
 	}
-	if to != "" {
+	if kind == kindRaftTo {
 		var answer [1]byte
 		if _, err := io.ReadFull(pc, answer[:]); err != nil {
 			pc.Close()
@@ -403,8 +402,12 @@ func (s raftStream) Addr() net.Addr { return s.p.adv }
 // server's ID (targetAddr) only to that server.
 func (s raftStream) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
 	hostPort, to := splitTarget(string(addr))
+	kind := kindRaft
+	if to != "" {
+		kind = kindRaftTo
+	}
 	dial := func() (*planeConn, error) {
-		c, err := s.p.dialTo(hostPort, to, kindRaft, timeout)
+		c, err := s.p.dialTo(hostPort, to, kind, timeout)
 		if err != nil {
 			return nil, err
 		}

@@ -1,8 +1,6 @@
 package cluster
 
 import (
-	"errors"
-
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 
@@ -16,19 +14,12 @@ import (
 // error per peer connection.
 type transportLogger struct{ hclog.Logger }
 
-// shutDown reports whether the "error" of args is the transport's own
-// shutdown.
-func shutDown(args []interface{}) bool {
-	err, _ := logarg.Value(args, "error").(error)
-	return errors.Is(err, raft.ErrTransportShutdown)
-}
-
 // msgDecodeFailed is the transport's message when reading a request from
 // an incoming stream fails.
 const msgDecodeFailed = "failed to decode incoming command"
 
 func (l transportLogger) Error(msg string, args ...interface{}) {
-	if msg == msgDecodeFailed && (logarg.StoppedHere(args) || shutDown(args)) {
+	if msg == msgDecodeFailed && logarg.StoppedHere(args, raft.ErrTransportShutdown) {
 		l.Logger.Debug(msg, args...)
 		return
 	}

@@ -24,6 +24,12 @@ type raftLogger struct {
 	stopping *atomic.Bool
 }
 
+// toPeer reports whether Raft's key-value list names a peer or a target:
+// a request to another server.
+func toPeer(args []interface{}) bool {
+	return logarg.Value(args, "peer") != nil || logarg.Value(args, "target") != nil
+}
+
 // isStopping reports whether the node is on its way to Close.
 func (l raftLogger) isStopping() bool { return l.stopping != nil && l.stopping.Load() }
 
@@ -74,8 +80,7 @@ func (l raftLogger) Warn(msg string, args ...interface{}) {
 // a peer or a target: the peer stopped first, its address refuses) is a
 // debug line too; Raft's other errors (its own log's) stay errors.
 func (l raftLogger) Error(msg string, args ...interface{}) {
-	toPeer := logarg.Value(args, "peer") != nil || logarg.Value(args, "target") != nil
-	if logarg.StoppedHere(args) || l.isStopping() && toPeer {
+	if logarg.StoppedHere(args) || l.isStopping() && toPeer(args) {
 		l.Logger.Debug(msg, args...)
 		return
 	}

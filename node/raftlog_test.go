@@ -16,6 +16,18 @@ import (
 	"github.com/goblindb/goblin/internal/testutil"
 )
 
+// wantLogged runs log on l, given a logger that keeps every level, and
+// checks that it wrote msg at level.
+func wantLogged(t *testing.T, l raftLogger, msg, level string, log func(raftLogger)) {
+	t.Helper()
+	var out testutil.SyncBuffer
+	l.Logger = hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &out})
+	log(l)
+	if !strings.Contains(out.String(), "["+level+"]") || !strings.Contains(out.String(), msg) {
+		t.Fatalf("want %s, logged %q", level, out.String())
+	}
+}
+
 // Raft's warnings on a normal course are information; the same messages
 // on a fault stay warnings.
 func TestRaftLoggerLevels(t *testing.T) {
@@ -40,12 +52,7 @@ func TestRaftLoggerLevels(t *testing.T) {
 		{"other", false, "failed to contact", []interface{}{"server-id", "n2"}, "WARN"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var out testutil.SyncBuffer
-			l := raftLogger{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &out}), single: c.single}
-			l.Warn(c.msg, c.args...)
-			if !strings.Contains(out.String(), "["+c.level+"]") || !strings.Contains(out.String(), c.msg) {
-				t.Fatalf("want %s, logged %q", c.level, out.String())
-			}
+			wantLogged(t, raftLogger{single: c.single}, c.msg, c.level, func(l raftLogger) { l.Warn(c.msg, c.args...) })
 		})
 	}
 }
@@ -65,12 +72,7 @@ func TestRaftLoggerStopErrors(t *testing.T) {
 		{"peer timed out", "failed to appendEntries to", context.DeadlineExceeded, "ERROR"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var out testutil.SyncBuffer
-			l := raftLogger{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &out})}
-			l.Error(c.msg, "peer", "n2", "error", c.err)
-			if !strings.Contains(out.String(), "["+c.level+"]") || !strings.Contains(out.String(), c.msg) {
-				t.Fatalf("want %s, logged %q", c.level, out.String())
-			}
+			wantLogged(t, raftLogger{}, c.msg, c.level, func(l raftLogger) { l.Error(c.msg, "peer", "n2", "error", c.err) })
 		})
 	}
 }
@@ -96,18 +98,13 @@ func TestRaftLoggerWhileStopping(t *testing.T) {
 		{"quorum gone, running", false, true, "failed to contact quorum of nodes, stepping down", nil, "WARN"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var out testutil.SyncBuffer
 			var stopping atomic.Bool
 			stopping.Store(c.stopping)
-			l := raftLogger{Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: &out}), stopping: &stopping}
+			log := raftLogger.Error
 			if c.warn {
-				l.Warn(c.msg, c.args...)
-			} else {
-				l.Error(c.msg, c.args...)
+				log = raftLogger.Warn
 			}
-			if !strings.Contains(out.String(), "["+c.level+"]") || !strings.Contains(out.String(), c.msg) {
-				t.Fatalf("want %s, logged %q", c.level, out.String())
-			}
+			wantLogged(t, raftLogger{stopping: &stopping}, c.msg, c.level, func(l raftLogger) { log(l, c.msg, c.args...) })
 		})
 	}
 }

@@ -22,14 +22,20 @@ func Value(args []interface{}, key string) interface{} {
 
 // StoppedHere reports whether the "error" of args ended because this
 // process closed or cancelled what it was using: a read or write on a
-// connection closed at this end (net.ErrClosed), or a dial cancelled
-// (context.Canceled). Errors wrapped by fmt.Errorf and by go-msgpack
-// (which keeps its cause behind Cause, not Unwrap) are looked through.
-func StoppedHere(args []interface{}) bool {
+// connection closed at this end (net.ErrClosed), a dial cancelled
+// (context.Canceled), or one of also (a library's own shutdown error).
+// Errors wrapped by fmt.Errorf and by go-msgpack (which keeps its cause
+// behind Cause, not Unwrap) are looked through.
+func StoppedHere(args []interface{}, also ...error) bool {
 	err, _ := Value(args, "error").(error)
 	for err != nil {
 		if errors.Is(err, net.ErrClosed) || errors.Is(err, context.Canceled) {
 			return true
+		}
+		for _, target := range also {
+			if errors.Is(err, target) {
+				return true
+			}
 		}
 		c, ok := err.(interface{ Cause() error })
 		if !ok {
