@@ -2,6 +2,7 @@ package wire
 
 import (
 	"errors"
+	"io"
 	"testing"
 )
 
@@ -54,7 +55,7 @@ func FuzzFramer(f *testing.F) {
 			argv, raw, err := fr.ReadFirst()
 			if err != nil {
 				var pe *ProtocolError
-				if err != nil && !errors.As(err, &pe) && err.Error() != "EOF" {
+				if !errors.As(err, &pe) && !errors.Is(err, io.EOF) {
 					t.Fatalf("ReadFirst: %v", err)
 				}
 				break
