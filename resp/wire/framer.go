@@ -81,8 +81,11 @@ type ProtocolError struct{ Msg string }
 
 func (e *ProtocolError) Error() string { return "Protocol error: " + e.Msg }
 
-// Reply is the error reply Redis writes for e.
-func (e *ProtocolError) Reply() []byte { return []byte("-ERR Protocol error: " + e.Msg + "\r\n") }
+// Reply is the error reply Redis writes for e: one line, a line break
+// the client sent in it ("expected '$', got '\n'") written as a space.
+func (e *ProtocolError) Reply() []byte {
+	return []byte("-ERR Protocol error: " + OneLine(e.Msg) + "\r\n")
+}
 
 // ErrQueryBufferLimit ends a connection whose incomplete requests passed
 // the Framer's Limit: nothing more is parsed, and no reply is due.

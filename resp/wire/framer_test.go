@@ -96,6 +96,10 @@ func TestFramer(t *testing.T) {
 		{"*1\r\n$536870913\r\n", protoErr("invalid bulk length")},
 		{"*1\r\n$01\r\n", protoErr("invalid bulk length")},
 		{"*1\r\n:4\r\n", protoErr("expected '$', got ':'")},
+		// An error reply is one line: Redis writes a line break the client
+		// sent as a space.
+		{"*1\r\n\nx\r\n", protoErr("expected '$', got ' '")},
+		{"*1\r\n\rx\r\n", protoErr("expected '$', got ' '")},
 		{"*1\r\n" + strings.Repeat("x", 70000), protoErr("too big bulk count string")},
 		{"*2\r\n$1\r\na\r\n$x\r\n", protoErr("invalid bulk length")},
 		{"*1\r\n$4\r\nPING\r\n*2\r\n$1\r\na\r\n:1\r\n", "*1\r\n$4\r\nPING\r\n" + protoErr("expected '$', got ':'")},
