@@ -282,7 +282,7 @@ func (c *Cluster) Start(n Node) error {
 		mc.GossipVerifyIncoming = true
 		mc.GossipVerifyOutgoing = true
 	}
-	glog := newGossipLog(c.log.Named("gossip").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}), c.cfg.ID)
+	glog := newGossipLog(c.log.Named("gossip").StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}), c.cfg.ID, &c.leaving)
 	mc.Logger = log.New(glog, "", 0)
 	mc.LogOutput = nil
 	if c.cfg.Transport != nil {

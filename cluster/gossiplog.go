@@ -18,15 +18,22 @@ import (
 // of another node's message (others took this node for failed), or of
 // an alive message for this node's ID from another address (a second
 // node started with the same --id), stay warnings.
+//
+// Once this node is leaving, memberlist's warnings are information: they
+// are about the peers stopping with it (a probe that went unanswered, a
+// peer reached over TCP whose UDP socket was already closed) and ask
+// nothing of an operator. Its errors stay errors.
 type gossipLog struct {
 	out io.Writer
 	// own: the beginnings of the refutations of this node's earlier self.
 	own atomic.Pointer[[][]byte]
 	id  string
+	// leaving reports that this node is on its way out (Cluster.Leave).
+	leaving *atomic.Bool
 }
 
-func newGossipLog(out io.Writer, id string) *gossipLog {
-	g := &gossipLog{out: out, id: id}
+func newGossipLog(out io.Writer, id string, leaving *atomic.Bool) *gossipLog {
+	g := &gossipLog{out: out, id: id, leaving: leaving}
 	g.setAddr("")
 	return g
 }
@@ -48,9 +55,17 @@ func (g *gossipLog) setAddr(addr string) {
 // socket after this node closed it, as it leaves or stops.
 var memberlistClosed = []byte(": use of closed network connection\n")
 
+// memberlistWarn begins memberlist's warnings.
+var memberlistWarn = []byte("[WARN] memberlist: ")
+
 func (g *gossipLog) Write(p []byte) (int, error) {
 	for _, line := range *g.own.Load() {
 		if i := bytes.Index(p, line); i >= 0 {
+			return g.relevel(p, i, "[INFO]")
+		}
+	}
+	if g.leaving.Load() {
+		if i := bytes.Index(p, memberlistWarn); i >= 0 {
 			return g.relevel(p, i, "[INFO]")
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -15,7 +16,8 @@ import (
 func TestGossipLogRefutations(t *testing.T) {
 	var out bytes.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &out})
-	w := newGossipLog(log.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}), "n3")
+	var leaving atomic.Bool
+	w := newGossipLog(log.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}), "n3", &leaving)
 	w.setAddr(hostPort(net.IPv4(10, 0, 0, 3), 7946))
 	for _, line := range []string{
 		"[WARN] memberlist: Refuting a dead message (from: n3)",
@@ -31,6 +33,31 @@ func TestGossipLogRefutations(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	want := []string{"[INFO]", "[INFO]", "[INFO]", "[WARN]", "[WARN]", "[WARN]", "[ERROR]"}
+	if len(lines) != len(want) {
+		t.Fatalf("logged:\n%s", out.String())
+	}
+	for i, l := range lines {
+		if !strings.Contains(l, want[i]) {
+			t.Errorf("line %d: want %s, got %s", i, want[i], l)
+		}
+	}
+}
+
+// Once the node is leaving, memberlist's warnings about its peers (which
+// are stopping with it) are information; its errors stay errors, and
+// before it leaves the same warning is a warning.
+func TestGossipLogWhileLeaving(t *testing.T) {
+	var out bytes.Buffer
+	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &out})
+	var leaving atomic.Bool
+	w := newGossipLog(log.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}), "n2", &leaving)
+	probe := "[WARN] memberlist: Was able to connect to n3 over TCP but UDP probes failed, network may be misconfigured\n"
+	w.Write([]byte(probe))
+	leaving.Store(true)
+	w.Write([]byte(probe))
+	w.Write([]byte("[ERR] memberlist: Failed to send gossip to 10.0.0.1:7946: write udp 10.0.0.3:7946->10.0.0.1:7946: connection refused\n"))
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{"[WARN]", "[INFO]", "[ERROR]"}
 	if len(lines) != len(want) {
 		t.Fatalf("logged:\n%s", out.String())
 	}
