@@ -51,9 +51,10 @@ func (g *gossipLog) setAddr(addr string) {
 	g.own.Store(&own)
 }
 
-// memberlistClosed ends memberlist's lines on a send or receive on its own
-// socket after this node closed it, as it leaves or stops.
-var memberlistClosed = []byte(": use of closed network connection\n")
+// memberlistClosed is in memberlist's lines on a send or receive on its
+// own socket after this node closed it, as it leaves or stops (at the end
+// of the line, or before the peer's address: "... from=10.0.0.2:7946").
+var memberlistClosed = []byte(": use of closed network connection")
 
 // memberlistWarn begins memberlist's warnings.
 var memberlistWarn = []byte("[WARN] memberlist: ")
@@ -69,7 +70,7 @@ func (g *gossipLog) Write(p []byte) (int, error) {
 			return g.relevel(p, i, "[INFO]")
 		}
 	}
-	if bytes.HasSuffix(p, memberlistClosed) {
+	if bytes.Contains(p, memberlistClosed) {
 		if i := bytes.Index(p, []byte("] memberlist: ")); i >= 0 {
 			if j := bytes.LastIndexByte(p[:i], '['); j >= 0 {
 				return g.relevel(p, j, "[DEBUG]")

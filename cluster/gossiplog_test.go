@@ -27,6 +27,7 @@ func TestGossipLogRefutations(t *testing.T) {
 		"[WARN] memberlist: Refuting a dead message (from: n33)",
 		"[WARN] memberlist: Refuting an alive message for 'n3' (10.0.0.9:7946) meta:([1] VS [2]), vsn:([1] VS [1])",
 		"[ERR] memberlist: Failed to send gossip to 10.0.0.1:7946: write udp 10.0.0.3:7946->10.0.0.1:7946: use of closed network connection",
+		"[ERR] memberlist: Failed to send ack: write udp 10.0.0.3:7946->10.0.0.1:7946: use of closed network connection from=10.0.0.1:7946",
 		"[ERR] memberlist: Failed to send gossip to 10.0.0.1:7946: write udp 10.0.0.3:7946->10.0.0.1:7946: connection refused",
 	} {
 		w.Write([]byte(line + "\n"))
