@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"sort"
 	"strconv"
@@ -38,8 +39,29 @@ var (
 func TestDifferential(t *testing.T) {
 	rs := testutil.StartRedis(t)
 	g := StartGoblind(t, NodeOptions{Args: []string{"--double-format", "7.0", "--fsync", "everysec"}})
-	t.Logf("seed %d, %d commands (-args -diff.seed=%d -diff.count=%d)", *diffSeed, *diffCount, *diffSeed, *diffCount)
-	d := &differ{t: t, addrs: [2]string{rs.Addr, g.Addr}}
+	differential(t, rs.Addr, g.Addr, *diffCount)
+}
+
+// TestDifferentialThroughFollower runs the differential test's command
+// sequence through a follower of a 3-node cluster: its writes are
+// forwarded to the leader and answered from the leader's apply, its
+// transactions go as one entry, its blocking pops wait for writes made
+// through the leader, and its reads wait for its own writes; every reply
+// must still be the one redis-server gives.
+func TestDifferentialThroughFollower(t *testing.T) {
+	rs := testutil.StartRedis(t)
+	nodes := StartCluster(t, rand.New(rand.NewPCG(testutil.Seed(t), 0)), ClusterOptions{Size: 3,
+		Args: []string{"--double-format", "7.0", "--fsync", "everysec"}})
+	leader := WaitLeader(t, nodes, 30*time.Second)
+	follower := Followers(nodes, leader)[0]
+	differential(t, rs.Addr, follower.Addr, min(*diffCount, 5000))
+}
+
+// differential sends redis-server at redisAddr and goblind at goblinAddr
+// count commands of the seeded sequence and compares the replies.
+func differential(t *testing.T, redisAddr, goblinAddr string, count int) {
+	t.Logf("seed %d, %d commands (-args -diff.seed=%d -diff.count=%d)", *diffSeed, count, *diffSeed, count)
+	d := &differ{t: t, addrs: [2]string{redisAddr, goblinAddr}}
 	if err := d.reset(); err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +69,7 @@ func TestDifferential(t *testing.T) {
 	gen := newGen(*diffSeed, *diffProto, time.Now().Unix())
 	counts := map[string]int{}
 	kinds := map[string]int{}
-	for i := 0; i < *diffCount; i++ {
+	for i := 0; i < count; i++ {
 		s := gen.next()
 		d.history = append(d.history, s)
 		counts[strings.ToUpper(s.argv[0])]++
@@ -71,7 +93,7 @@ func TestDifferential(t *testing.T) {
 	for _, n := range names {
 		fmt.Fprintf(&b, " %s:%d", n, counts[n])
 	}
-	t.Logf("0 differences in %d commands; mix:%s", *diffCount, b.String())
+	t.Logf("0 differences in %d commands; mix:%s", count, b.String())
 	t.Logf("replies: %d errors, %d nulls, %d empty arrays, %d non-empty arrays, %d integers, %d strings, %d queued",
 		kinds["error"], kinds["null"], kinds["empty"], kinds["array"], kinds["int"], kinds["string"], kinds["queued"])
 }
