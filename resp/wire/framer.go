@@ -201,7 +201,11 @@ func (f *Framer) fill() {
 		size := 2*cap(f.in) + readChunk
 		if f.Limit != nil {
 			// Past the limit by one read at most: then the client closes.
-			size = int(min(int64(size), max(f.Limit.Load(), int64(len(f.in)))+readChunk))
+			// (Compared without adding to the limit, which may be as
+			// large as an int64 holds.)
+			if lim := max(f.Limit.Load(), int64(len(f.in))); lim < int64(size-readChunk) {
+				size = int(lim) + readChunk
+			}
 		}
 		nb := make([]byte, len(f.in), size)
 		copy(nb, f.in)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"strconv"
 	"strings"
@@ -188,6 +189,31 @@ func TestQueryBufferBounded(t *testing.T) {
 	}
 	if _, err := f.ReadBatch(nil); err != ErrQueryBufferLimit {
 		t.Fatalf("ReadBatch after the limit: %v, want ErrQueryBufferLimit", err)
+	}
+}
+
+// A limit as large as an int64 holds (CONFIG SET client-query-buffer-limit
+// 9223372036854775807, which Redis accepts) is no limit: the Framer reads
+// on, where adding one read to the limit overflowed into a negative
+// buffer size and a panic.
+func TestQueryBufferLimitAtMaxInt64(t *testing.T) {
+	var limit atomic.Int64
+	limit.Store(math.MaxInt64)
+	f := chunked(strings.Repeat("*1\r\n$4\r\nPING\r\n", 5000), 1<<20)
+	f.Limit = &limit
+	n := 0
+	for {
+		cmds, err := f.ReadBatch(nil)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.Fatal(err)
+			}
+			break
+		}
+		n += len(cmds)
+	}
+	if n != 5000 {
+		t.Fatalf("read %d requests, want 5000", n)
 	}
 }
 
