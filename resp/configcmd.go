@@ -91,13 +91,14 @@ func numeric(name, def string, lo, hi int64, memory bool) param {
 			var n int64
 			var ok bool
 			if memory {
-				n, ok = ParseMemory(v)
-			} else {
-				n, ok = command.ParseInt([]byte(v))
+				n, err := parseMemoryBounded(v, lo, hi)
+				if err == nil {
+					s.settings.put(name, strconv.FormatInt(n, 10))
+				}
+				return err
 			}
+			n, ok = command.ParseInt([]byte(v))
 			switch {
-			case !ok && memory:
-				return errors.New("argument must be a memory value")
 			case !ok:
 				return errors.New("argument couldn't be parsed into an integer")
 			case n < lo || n > hi:
@@ -122,16 +123,56 @@ func parseBounded(v string, lo, hi int64) (int64, error) {
 	return n, nil
 }
 
-// ParseMemory is Redis's memtoull: digits and an optional unit (b, k, kb,
-// m, mb, g, gb, any case); values past int64 are refused.
+// parseMemoryBounded parses a memory setting within [lo, hi] (lo >= 0) as
+// CONFIG SET does, with Redis's error texts.
+func parseMemoryBounded(v string, lo, hi int64) (int64, error) {
+	u, ok := memtoull(v)
+	switch {
+	case !ok:
+		return 0, errors.New("argument must be a memory value")
+	case u < uint64(lo) || u > uint64(hi):
+		return 0, fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+	}
+	return int64(u), nil
+}
+
+// memtoull reads a memory value as Redis's memtoull does for CONFIG SET:
+// digits and an optional unit (b, k, kb, m, mb, g, gb, any case), no
+// sign; a number past 64 bits counts as the largest, and the unit's
+// product wraps around as C's unsigned arithmetic does, so that the
+// setting's bounds, not the parse, refuse it (with their own text).
+func memtoull(v string) (uint64, bool) {
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	mul, ok := memoryUnits[strings.ToLower(v[i:])]
+	if !ok || i >= 128 {
+		return 0, false
+	}
+	n := uint64(0)
+	if i > 0 {
+		var err error
+		if n, err = strconv.ParseUint(v[:i], 10, 64); err != nil {
+			n = math.MaxUint64 // only digits: the error is a range error
+		}
+	}
+	return n * mul, true
+}
+
+// memoryUnits are the units of a memory value, by their lower-case name.
+var memoryUnits = map[string]uint64{"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000 * 1000, "mb": 1024 * 1024,
+	"g": 1000 * 1000 * 1000, "gb": 1024 * 1024 * 1024}
+
+// ParseMemory reads a memory value as a flag: digits and an optional unit
+// (b, k, kb, m, mb, g, gb, any case); values past int64 are refused.
 func ParseMemory(v string) (int64, bool) {
 	i := 0
 	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
 		i++
 	}
-	mul := map[string]uint64{"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1000 * 1000, "mb": 1024 * 1024,
-		"g": 1000 * 1000 * 1000, "gb": 1024 * 1024 * 1024}[strings.ToLower(v[i:])]
-	if mul == 0 {
+	mul, ok := memoryUnits[strings.ToLower(v[i:])]
+	if !ok {
 		return 0, false
 	}
 	n := uint64(0)
@@ -227,15 +268,11 @@ func (s *Server) params() map[string]param {
 		{name: "requirepass", get: func(s *Server) string { return s.password() }, set: setRequirePass},
 		{name: "acllog-max-len", get: func(s *Server) string { return strconv.Itoa(s.acl.log.Max()) },
 			set: func(s *Server, v string) error {
-				n, ok := command.ParseInt([]byte(v))
-				switch {
-				case !ok:
-					return errors.New("argument couldn't be parsed into an integer")
-				case n < 0 || n > math.MaxInt32:
-					return fmt.Errorf("argument must be between 0 and %d inclusive", math.MaxInt32)
+				n, err := parseBounded(v, 0, math.MaxInt64)
+				if err == nil {
+					s.acl.log.SetMax(int(n))
 				}
-				s.acl.log.SetMax(int(n))
-				return nil
+				return err
 			}},
 		queryBufferLimitParam(),
 		outputBufferLimitParam(),
@@ -272,11 +309,13 @@ func (s *Server) memorySetter() func(*Server, string) error {
 		return nil
 	}
 	return func(s *Server, v string) error {
-		n, ok := ParseMemory(v)
+		// Redis takes any 64-bit value; past int64 is more than any
+		// machine holds, so it is kept as the largest int64.
+		u, ok := memtoull(v)
 		if !ok {
 			return errors.New("argument must be a memory value")
 		}
-		s.mem.SetMaxMemory(n)
+		s.mem.SetMaxMemory(int64(min(u, math.MaxInt64)))
 		return nil
 	}
 }

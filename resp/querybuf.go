@@ -1,8 +1,6 @@
 package resp
 
 import (
-	"errors"
-	"fmt"
 	"math"
 	"strconv"
 )
@@ -29,7 +27,7 @@ func queryBufferLimitParam() param {
 		name: "client-query-buffer-limit",
 		get:  func(s *Server) string { return strconv.FormatInt(s.qbufLimit.Load(), 10) },
 		set: func(s *Server, v string) error {
-			n, err := parseQueryBufferLimit(v)
+			n, err := parseMemoryBounded(v, minQueryBufferLimit, math.MaxInt64)
 			if err != nil {
 				return err
 			}
@@ -37,17 +35,6 @@ func queryBufferLimitParam() param {
 			return nil
 		},
 	}
-}
-
-func parseQueryBufferLimit(v string) (int64, error) {
-	n, ok := ParseMemory(v)
-	switch {
-	case !ok:
-		return 0, errors.New("argument must be a memory value")
-	case n < minQueryBufferLimit:
-		return 0, fmt.Errorf("argument must be between %d and %d inclusive", minQueryBufferLimit, int64(math.MaxInt64))
-	}
-	return n, nil
 }
 
 // queryBufferExceeded is called by a client's Framer when its buffer
