@@ -393,7 +393,13 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	c.meta.Leaving = true
 	c.mu.Unlock()
 	if err := c.ml.UpdateNode(time.Until(deadline) / 4); err != nil {
-		c.log.Warn("announcing the departure through gossip failed", "error", err)
+		if c.stayingMembers() == 0 {
+			// The others are leaving too, or gone: nobody was left to
+			// take the broadcast, which is no fault.
+			c.log.Debug("announcing the departure through gossip: no member stays to be told", "error", err)
+		} else {
+			c.log.Warn("announcing the departure through gossip failed", "error", err)
+		}
 	}
 	conf, err := c.node.Configuration()
 	others := 0
