@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -212,5 +213,38 @@ func TestMonitorOutputBufferLimit(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "closing a MONITOR client for its output buffer limit") {
 		t.Fatalf("log:\n%s", logs.String())
+	}
+}
+
+// TestReplyBudget: with no hard limit for normal clients (Redis's
+// default), a reply that would take more memory than the node has to
+// spare stops at the reply budget and its client is closed as the hard
+// limit closes it, while the node serves the others; a reply within it is
+// served whole.
+func TestReplyBudget(t *testing.T) {
+	logs := &logBuffer{}
+	s, _ := startServer(t, Config{Logger: logs.logger()})
+	if runtime.GOOS == "linux" && (s.memTotal.Load() <= 0 || s.replyBudget.Load() < replyBudgetFloor) {
+		t.Fatalf("memory %d, budget %d: the machine's memory was not read", s.memTotal.Load(), s.replyBudget.Load())
+	}
+	s.memTotal.Store(1) // as if the heap filled the machine: the budget is its floor
+	s.refreshReplyBudget()
+	c := dial(t, s)
+	fillSet(t, c, "small", 10, 10)
+	if got := c.do("ZRANDMEMBER", "small", "-1000000"); !strings.HasPrefix(got, "*1000000\r\n") {
+		t.Fatalf("a reply within the budget: %q", trunc(got))
+	}
+	d := dial(t, s)
+	d.send(append(encode("ZRANDMEMBER", "small", "-100000000", "WITHSCORES"), encode("PING")...))
+	d.c.SetReadDeadline(time.Now().Add(60 * time.Second))
+	got, err := io.ReadAll(d.rd)
+	if len(got) != 0 || err != nil {
+		t.Fatalf("a reply past the budget: read %q, %v", trunc(string(got)), err)
+	}
+	if !strings.Contains(logs.String(), "closed for overcoming of output buffer limits") {
+		t.Fatalf("the close was not logged:\n%s", logs.String())
+	}
+	if got := c.do("ZCARD", "small"); got != ":10\r\n" {
+		t.Fatalf("the other client: %q", got)
 	}
 }

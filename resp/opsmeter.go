@@ -74,6 +74,7 @@ func (s *Server) meter() {
 				meterNetIn:  s.stats.netIn.Load(),
 				meterNetOut: s.stats.netOut.Load(),
 			})
+			s.refreshReplyBudget()
 		}
 	}
 }

@@ -27,8 +27,9 @@ import (
 // The setting is Redis's, for its three classes of clients; Goblin has
 // normal clients only (no replicas, no pub/sub clients), so only the
 // normal class's limits act, and the others are kept for CONFIG GET. The
-// default is Redis's: none for normal clients. Then a client may ask for
-// a reply larger than the memory the node has.
+// default is Redis's: none for normal clients; the reply budget
+// (replybudget.go) then stands in for a hard limit, so that no client can
+// ask for a reply larger than the memory the node has.
 
 // errOutputLimit ends the connection of a client closed for its output
 // buffer limit.
@@ -117,7 +118,7 @@ func outputBufferLimitParam() param {
 
 // outputLimit returns the normal class's hard limit as a Writer.Limit.
 func (s *Server) outputLimit() int {
-	return int(min(s.obuf.Load().normal.hard, 1<<62))
+	return int(min(s.hardOutputLimit(), 1<<62))
 }
 
 // checkOutput closes the client when its waiting replies have reached
@@ -129,7 +130,7 @@ func (c *client) checkOutput() bool {
 	}
 	l := c.s.obuf.Load().normal
 	n := int64(c.w.Len())
-	if l.hard > 0 && n >= l.hard {
+	if hard := c.s.hardOutputLimit(); hard > 0 && n >= hard {
 		c.closeForOutput()
 		return true
 	}

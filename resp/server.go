@@ -86,9 +86,14 @@ type Server struct {
 	// limits (outbuf.go).
 	qbufLimit atomic.Int64
 	obuf      atomic.Pointer[obufLimits]
-	settings  settings
-	pass      atomic.Pointer[string] // requirepass, which CONFIG SET may change
-	acl       aclServer
+	// memTotal is the memory this process may use (0: unknown);
+	// replyBudget the hard limit of normal clients when none is set
+	// (replybudget.go).
+	memTotal    atomic.Int64
+	replyBudget atomic.Int64
+	settings    settings
+	pass        atomic.Pointer[string] // requirepass, which CONFIG SET may change
+	acl         aclServer
 
 	stats    stats
 	slowlog  slowlog
@@ -138,6 +143,8 @@ func NewServer(cfg Config, backend Backend) *Server {
 	}
 	s.qbufLimit.Store(s.cfg.QueryBufferLimit)
 	s.obuf.Store(&defaultObufLimits)
+	s.memTotal.Store(processMemory())
+	s.refreshReplyBudget()
 	s.setPassword(cfg.RequirePass)
 	if s.cfg.NodeID == "" {
 		s.cfg.NodeID = backend.Status().ID
