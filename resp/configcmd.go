@@ -88,24 +88,15 @@ func numeric(name, def string, lo, hi int64, memory bool) param {
 		name: name,
 		get:  func(s *Server) string { return s.settings.get(name, def) },
 		set: func(s *Server, v string) error {
-			var n int64
-			var ok bool
+			parse := parseBounded
 			if memory {
-				n, err := parseMemoryBounded(v, lo, hi)
-				if err == nil {
-					s.settings.put(name, strconv.FormatInt(n, 10))
-				}
-				return err
+				parse = parseMemoryBounded
 			}
-			n, ok = command.ParseInt([]byte(v))
-			switch {
-			case !ok:
-				return errors.New("argument couldn't be parsed into an integer")
-			case n < lo || n > hi:
-				return fmt.Errorf("argument must be between %d and %d inclusive", lo, hi)
+			n, err := parse(v, lo, hi)
+			if err == nil {
+				s.settings.put(name, strconv.FormatInt(n, 10))
 			}
-			s.settings.put(name, strconv.FormatInt(n, 10))
-			return nil
+			return err
 		},
 	}
 }
@@ -142,22 +133,29 @@ func parseMemoryBounded(v string, lo, hi int64) (int64, error) {
 // product wraps around as C's unsigned arithmetic does, so that the
 // setting's bounds, not the parse, refuse it (with their own text).
 func memtoull(v string) (uint64, bool) {
-	i := 0
-	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
-		i++
-	}
-	mul, ok := memoryUnits[strings.ToLower(v[i:])]
-	if !ok || i >= 128 {
+	digits, mul, ok := splitMemory(v)
+	if !ok || len(digits) >= 128 {
 		return 0, false
 	}
 	n := uint64(0)
-	if i > 0 {
+	if digits != "" {
 		var err error
-		if n, err = strconv.ParseUint(v[:i], 10, 64); err != nil {
+		if n, err = strconv.ParseUint(digits, 10, 64); err != nil {
 			n = math.MaxUint64 // only digits: the error is a range error
 		}
 	}
 	return n * mul, true
+}
+
+// splitMemory splits a memory value into its digits and its unit's
+// multiplier.
+func splitMemory(v string) (digits string, mul uint64, ok bool) {
+	i := 0
+	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
+		i++
+	}
+	mul, ok = memoryUnits[strings.ToLower(v[i:])]
+	return v[:i], mul, ok
 }
 
 // memoryUnits are the units of a memory value, by their lower-case name.
@@ -167,18 +165,14 @@ var memoryUnits = map[string]uint64{"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1
 // ParseMemory reads a memory value as a flag: digits and an optional unit
 // (b, k, kb, m, mb, g, gb, any case); values past int64 are refused.
 func ParseMemory(v string) (int64, bool) {
-	i := 0
-	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
-		i++
-	}
-	mul, ok := memoryUnits[strings.ToLower(v[i:])]
+	digits, mul, ok := splitMemory(v)
 	if !ok {
 		return 0, false
 	}
 	n := uint64(0)
-	if i > 0 {
+	if digits != "" {
 		var err error
-		if n, err = strconv.ParseUint(v[:i], 10, 64); err != nil {
+		if n, err = strconv.ParseUint(digits, 10, 64); err != nil {
 			return 0, false
 		}
 	}
