@@ -392,15 +392,7 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 	c.mu.Lock()
 	c.meta.Leaving = true
 	c.mu.Unlock()
-	if err := c.ml.UpdateNode(time.Until(deadline) / 4); err != nil {
-		if c.stayingMembers() == 0 {
-			// The others are leaving too, or gone: nobody was left to
-			// take the broadcast, which is no fault.
-			c.log.Debug("announcing the departure through gossip: no member stays to be told", "error", err)
-		} else {
-			c.log.Warn("announcing the departure through gossip failed", "error", err)
-		}
-	}
+	c.logDeparture("announcing the departure through gossip", c.ml.UpdateNode(time.Until(deadline)/4), false)
 	conf, err := c.node.Configuration()
 	others := 0
 	for _, s := range conf {
@@ -461,13 +453,19 @@ func (c *Cluster) leaveGossip(wait time.Duration) {
 	if alone {
 		wait = min(wait, max(leaveSettleGossips*c.gossipInterval, leaveSettleMin))
 	}
-	err := c.ml.Leave(wait)
+	c.logDeparture("leaving the gossip", c.ml.Leave(wait), alone)
+}
+
+// logDeparture logs how a step of announcing this node's departure (what)
+// went: a failure when every other member is leaving too, or gone (alone
+// before it, or now), found nobody to tell, which is no fault.
+func (c *Cluster) logDeparture(what string, err error, alone bool) {
 	switch {
 	case err == nil:
 	case alone || c.stayingMembers() == 0:
-		c.log.Debug("leaving the gossip: no member stays to be told", "error", err)
+		c.log.Debug(what+": no member stays to be told", "error", err)
 	default:
-		c.log.Warn("leaving the gossip failed", "error", err)
+		c.log.Warn(what+" failed", "error", err)
 	}
 }
 

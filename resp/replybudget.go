@@ -4,8 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"os"
-	"runtime/metrics"
 	"strconv"
+
+	"github.com/goblindb/goblin/node"
 )
 
 // The reply budget: what keeps one client's reply from taking the node
@@ -51,17 +52,7 @@ func (s *Server) refreshReplyBudget() {
 	if total <= 0 {
 		return
 	}
-	s.replyBudget.Store(max((total/4*3-heapInUse())/8, replyBudgetFloor))
-}
-
-// heapInUse is the bytes of the Go heap in use (INFO's used_memory).
-func heapInUse() int64 {
-	sample := [1]metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(sample[:])
-	if sample[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return int64(sample[0].Value.Uint64())
+	s.replyBudget.Store(max((total/4*3-node.UsedMemory())/8, replyBudgetFloor))
 }
 
 // processMemory returns the memory this process may use: the smaller of
