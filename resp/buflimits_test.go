@@ -248,3 +248,69 @@ func TestReplyBudget(t *testing.T) {
 		t.Fatalf("the other client: %q", got)
 	}
 }
+
+// TestReplyBudgetShared: the budget is shared by every client's waiting
+// replies, so clients asking at once for replies that each fit it cannot
+// together take more: while one client leaves a reply of most of the
+// budget unread, another's is refused and its client closed; once the
+// first reply is read, the same request is served whole.
+func TestReplyBudgetShared(t *testing.T) {
+	logs := &logBuffer{}
+	s, _ := startServer(t, Config{Logger: logs.logger()})
+	s.memTotal.Store(1) // the budget is its floor
+	s.refreshReplyBudget()
+	const members, size = 36000, 1000 // a reply of about 36 MiB of the 64
+	c := dial(t, s)
+	fillSet(t, c, "big", members, size)
+
+	a := dial(t, s)
+	a.send(encode("ZRANGE", "big", "0", "-1"))
+	deadline := time.Now().Add(30 * time.Second)
+	for s.replyHeld.Load() < 30<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the unread reply holds %d of the budget", s.replyHeld.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	b := dial(t, s)
+	b.send(encode("ZRANGE", "big", "0", "-1"))
+	b.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if got, err := io.ReadAll(b.rd); len(got) != 0 || err != nil {
+		t.Fatalf("a second reply past what is left of the budget: read %q, %v", trunc(string(got)), err)
+	}
+	if !strings.Contains(logs.String(), "closed for overcoming of output buffer limits") {
+		t.Fatalf("the close was not logged:\n%s", logs.String())
+	}
+
+	readRange := func(d *conn) {
+		t.Helper()
+		d.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		if line, err := d.rd.ReadString('\n'); line != fmt.Sprintf("*%d\r\n", members) {
+			t.Fatalf("reply header %q, %v", line, err)
+		}
+		for i := 0; i < members; i++ {
+			line, err := d.rd.ReadString('\n')
+			if line != fmt.Sprintf("$%d\r\n", size) {
+				t.Fatalf("element %d: %q, %v", i, line, err)
+			}
+			if _, err := d.rd.Discard(size + 2); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	readRange(a)
+	deadline = time.Now().Add(10 * time.Second)
+	for s.replyHeld.Load() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the budget still held after the reply was read", s.replyHeld.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	d := dial(t, s)
+	d.send(encode("ZRANGE", "big", "0", "-1"))
+	readRange(d)
+	if got := d.do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING after: %q", got)
+	}
+}

@@ -61,7 +61,11 @@ type client struct {
 	// the soft limit (zero: they are under it). See outbuf.go.
 	outClosed bool
 	softSince time.Time
-	pending   []pendingWrite
+	// replyHeld is what this client's waiting replies hold of the reply
+	// budget; overBudget: a reply found none left (replybudget.go).
+	replyHeld  int64
+	overBudget bool
+	pending    []pendingWrite
 	// written is the index of this client's last write; a follower may
 	// answer a write before applying it (Backend.Propose), so reads here
 	// wait for it first (ownWrites).
@@ -122,6 +126,7 @@ func newClient(s *Server, conn redcon.Conn) *client {
 	c.lastCmd.Store(&none)
 	c.lastTime.Store(time.Now().UnixMilli())
 	c.w.Format = doubleFormat(s.cfg.Double70)
+	c.w.Room = c.room
 	return c
 }
 
@@ -132,7 +137,10 @@ func doubleFormat(d70 bool) command.DoubleFormat {
 	return command.Double72
 }
 
-func (c *client) close() { c.s.monitors.remove(c) }
+func (c *client) close() {
+	c.s.monitors.remove(c)
+	c.releaseReply()
+}
 
 // writer returns the client's reply writer, in its protocol, positioned
 // for a new reply.
@@ -140,6 +148,7 @@ func (c *client) writer() *command.Writer {
 	c.mark = c.w.Len()
 	c.w.Proto = c.proto
 	c.w.Limit = c.s.outputLimit()
+	c.w.RoomTo = replyFree + int(c.replyHeld)
 	return &c.w
 }
 
@@ -188,10 +197,11 @@ func (c *client) flushOut() error {
 		}
 	}
 	if c.w.Cap() > maxKeptReplies {
-		c.w = command.Writer{Proto: c.w.Proto, Format: c.w.Format}
+		c.w = command.Writer{Proto: c.w.Proto, Format: c.w.Format, Room: c.w.Room}
 	}
 	c.w.Reset()
 	c.mark = 0
+	c.releaseReply()
 	return err
 }
 

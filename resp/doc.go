@@ -52,8 +52,8 @@
 // (querybuf.go); client-output-buffer-limit closes a client whose waiting
 // replies pass it, and stops a reply that grows element by element at it
 // (outbuf.go); without a hard limit for normal clients, the reply budget
-// stands in for one, from the memory the node has to spare
-// (replybudget.go). maxmemory is the backend's (MemoryBackend): its leader
+// stands in for one, shared by all clients, from the memory the node has
+// to spare (replybudget.go). maxmemory is the backend's (MemoryBackend): its leader
 // refuses the writes, and the edge only refuses what a transaction would
 // queue here while this node is over its own limit.
 //

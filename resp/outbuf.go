@@ -130,7 +130,7 @@ func (c *client) checkOutput() bool {
 	}
 	l := c.s.obuf.Load().normal
 	n := int64(c.w.Len())
-	if hard := c.s.hardOutputLimit(); hard > 0 && n >= hard {
+	if hard := c.s.hardOutputLimit(); hard > 0 && n >= hard || !c.haveRoom(int(n)) {
 		c.closeForOutput()
 		return true
 	}
@@ -156,6 +156,7 @@ func (c *client) closeForOutput() {
 	c.s.log().Warn("client closed for overcoming of output buffer limits", "client", c.info())
 	c.w.Reset()
 	c.mark = 0
+	c.releaseReply()
 	c.kill()
 }
 

@@ -87,10 +87,12 @@ type Server struct {
 	qbufLimit atomic.Int64
 	obuf      atomic.Pointer[obufLimits]
 	// memTotal is the memory this process may use (0: unknown);
-	// replyBudget the hard limit of normal clients when none is set
+	// replyBudget the hard limit of normal clients when none is set, and
+	// replyHeld what all clients' waiting replies hold of it
 	// (replybudget.go).
 	memTotal    atomic.Int64
 	replyBudget atomic.Int64
+	replyHeld   atomic.Int64
 	settings    settings
 	pass        atomic.Pointer[string] // requirepass, which CONFIG SET may change
 	acl         aclServer

@@ -19,10 +19,28 @@ type Writer struct {
 	// them once the client is to be closed; the edge then closes the
 	// client and the cut reply is never sent.
 	Limit int
+	// Room, when set, is asked by Full for room for the buffer's n bytes
+	// once they pass RoomTo: it returns the new RoomTo, and false when
+	// there is no more room (Full then reports true, as at the Limit).
+	// It is how a client's replies draw on a budget shared with others.
+	Room   func(n int) (to int, ok bool)
+	RoomTo int
 }
 
-// Full reports whether the writer has reached its Limit.
-func (w *Writer) Full() bool { return w.Limit > 0 && len(w.buf) >= w.Limit }
+// Full reports whether the writer has reached its Limit, or has no Room
+// for what it holds.
+func (w *Writer) Full() bool {
+	n := len(w.buf)
+	if w.Limit > 0 && n >= w.Limit {
+		return true
+	}
+	if n > w.RoomTo && w.Room != nil {
+		to, ok := w.Room(n)
+		w.RoomTo = to
+		return !ok
+	}
+	return false
+}
 
 // NewWriter returns a writer for protocol proto (2 or 3).
 func NewWriter(proto int) *Writer { return &Writer{Proto: proto} }
