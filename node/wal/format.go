@@ -41,13 +41,27 @@ const (
 	entryHdrLen  = 8
 	payloadFixed = 8 + 8 + 1 + 8 + 4
 	// maxBatchBody bounds a batch (and so one entry) to keep a corrupt
-	// length from making recovery allocate wildly.
+	// length from making recovery allocate wildly. StoreLogs splits
+	// entries that together pass it into several batches.
 	maxBatchBody = 1 << 30
 	// maxSegmentSize bounds Options.SegmentSize so that every offset in a
 	// segment (a full segment plus one maximal batch) fits the u32 offsets
 	// of the index and of batch headers.
 	maxSegmentSize = 1 << 30
 )
+
+// MaxEntryData is the most an entry's Data and Extensions may hold
+// together: one entry fills a batch at most.
+const MaxEntryData = maxBatchBody - entryHdrLen - payloadFixed
+
+// ErrEntryTooLarge is returned by StoreLogs for an entry over
+// MaxEntryData; nothing of the call is stored.
+var ErrEntryTooLarge = errors.New("wal: entry too large")
+
+// recordLen is what entry e takes in a batch.
+func recordLen(e *raft.Log) int {
+	return entryHdrLen + payloadFixed + len(e.Extensions) + len(e.Data)
+}
 
 func (v version) segHeaderLen() int {
 	if v == v1 {

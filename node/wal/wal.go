@@ -241,14 +241,49 @@ func (l *Log) storeLogs(logs []*raft.Log, syncNow bool) error {
 			return fmt.Errorf("wal: StoreLogs: index %d does not follow %d", e.Index, l.last)
 		}
 	}
+	for _, e := range logs {
+		if n, most := len(e.Extensions)+len(e.Data), batchLimit-entryHdrLen-payloadFixed; n > most {
+			return fmt.Errorf("%w: entry %d holds %d bytes, at most %d", ErrEntryTooLarge, e.Index, n, most)
+		}
+	}
 	if err := l.repairAppend(); err != nil {
 		return err
 	}
+	// Entries that together pass the largest batch go in several, all or
+	// none of them.
+	for from := 0; from < len(logs); {
+		to, body := from+1, recordLen(logs[from])
+		for to < len(logs) && body+recordLen(logs[to]) <= batchLimit {
+			body += recordLen(logs[to])
+			to++
+		}
+		if err := l.storeBatch(logs[from:to], syncNow); err != nil {
+			if from > 0 {
+				if uerr := l.undoStore(logs[0].Index); uerr != nil {
+					err = fmt.Errorf("%w (cutting the batches written before it: %v)", err, uerr)
+				}
+			}
+			return err
+		}
+		from = to
+	}
+	if cap(l.buf) > maxKeptBuf {
+		l.buf = nil // a large batch's copy is not kept for the next
+	}
+	return nil
+}
+
+// batchLimit is the largest batch body StoreLogs writes: maxBatchBody
+// (tests lower it).
+var batchLimit = maxBatchBody
+
+// maxKeptBuf is the largest batch buffer kept between appends.
+const maxKeptBuf = 16 << 20
+
+// storeBatch appends entries as one batch. Called with wmu held.
+func (l *Log) storeBatch(logs []*raft.Log, syncNow bool) error {
 	l.buf, l.offs = appendBatch(l.buf[:0], logs, 0, l.offs[:0])
 	body := len(l.buf) - batchHdrLenV2
-	if body > maxBatchBody {
-		return fmt.Errorf("wal: StoreLogs: batch of %d bytes is too large", len(l.buf))
-	}
 	s, err := l.activeFor(logs[0].Index, int64(len(l.buf)))
 	if err != nil {
 		return err
@@ -280,6 +315,15 @@ func (l *Log) storeLogs(logs []*raft.Log, syncNow bool) error {
 		l.writeMark(s)
 	}
 	return nil
+}
+
+// undoStore removes the entries from min on that a StoreLogs wrote before
+// one of its batches failed. Called with wmu held.
+func (l *Log) undoStore(min uint64) error {
+	if min <= l.first {
+		return l.removeSegmentsAnd(0, func() { l.first, l.last = 0, 0 })
+	}
+	return l.deleteSuffix(min)
 }
 
 // failedAppend cuts a failed batch and returns the error StoreLogs gives.
