@@ -42,6 +42,9 @@ var (
 	// error), so writes are refused until it can; the error is a
 	// *LogWriteError (diskfault.go).
 	ErrLogWrite = errors.New("error writing to the Raft log")
+	// ErrEntryTooLarge: the write's log entry would be larger than one
+	// entry may be (MaxEntryBytes); it is refused before it is proposed.
+	ErrEntryTooLarge = errors.New("the write is too large for one Raft log entry")
 )
 
 // wireCodes name the sentinels on the internal forwarding protocol: a
@@ -63,6 +66,7 @@ var wireCodes = []struct {
 	{"OOM", ErrOOM},
 	{"FAILED", raftfsm.ErrEntryFailed},
 	{"LOGWRITE", ErrLogWrite},
+	{"TOOLARGE", ErrEntryTooLarge},
 }
 
 // WireError returns the error line (without '-' and CRLF) a leader sends

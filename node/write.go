@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/goblindb/goblin/node/wal"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -95,6 +96,9 @@ func (n *Node) propose(e *raftfsm.Entry, here bool) *Pending {
 	h.Term, h.Proposal = 0, n.props.newID()
 	p.data = h.Encode(nil)
 	p.prop.id = h.Proposal
+	if err := entrySizeErr(p.data); err != nil {
+		return &Pending{err: err}
+	}
 	if n.IsLeader() {
 		n.proposeLocal(p)
 	} else {
@@ -113,6 +117,10 @@ func (n *Node) proposeLocal(p *Pending) {
 		return
 	}
 	if err := n.writeRefused(); err != nil {
+		p.err = err
+		return
+	}
+	if err := entrySizeErr(p.data); err != nil { // forwarded by a follower
 		p.err = err
 		return
 	}
@@ -139,6 +147,26 @@ func (n *Node) proposeLocal(p *Pending) {
 	}
 	p.start(term)
 	p.f = n.group.submit(p.data)
+}
+
+// MaxEntryBytes is the largest log entry a write may make: what the log
+// stores in one entry (node/wal's MaxEntryData), less room for the
+// group commit wrapper. A larger write (one command, a pipeline's
+// gathered writes, a transaction) is refused before it is proposed, with
+// ErrEntryTooLarge; the log never sees it.
+const MaxEntryBytes = wal.MaxEntryData - 64<<10
+
+// maxEntryBytes is the limit entrySizeErr applies: MaxEntryBytes (tests
+// lower it).
+var maxEntryBytes = MaxEntryBytes
+
+// entrySizeErr is ErrEntryTooLarge, with the sizes, for an entry over
+// the limit.
+func entrySizeErr(data []byte) error {
+	if len(data) <= maxEntryBytes {
+		return nil
+	}
+	return fmt.Errorf("%w (%d bytes, at most %d)", ErrEntryTooLarge, len(data), maxEntryBytes)
 }
 
 // start fences p's entry to term and, for the node's own entries,

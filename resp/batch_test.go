@@ -81,3 +81,47 @@ func TestFailedBatchAnswersEveryCommand(t *testing.T) {
 		t.Fatalf("after the failed batch PING = %q", got)
 	}
 }
+
+// TestGatheredWritesBoundedBySize: pipelined writes share a log entry
+// only while their arguments stay under maxGatheredBytes together, so
+// large writes that each fit an entry never make one too large; every
+// write is still answered, in order.
+func TestGatheredWritesBoundedBySize(t *testing.T) {
+	old := maxGatheredBytes
+	maxGatheredBytes = 8 << 10
+	t.Cleanup(func() { maxGatheredBytes = old })
+	s, fb := startServer(t, Config{})
+	c := dial(t, s)
+	const writes = 100
+	member := strings.Repeat("m", 1000)
+	var req []byte
+	for i := range writes {
+		req = append(req, encode("ZADD", "k", strconv.Itoa(i), strconv.Itoa(i)+member)...)
+	}
+	fb.mu.Lock()
+	before := len(fb.entries)
+	fb.mu.Unlock()
+	c.send(req)
+	for i := range writes {
+		if got := c.read(); got != ":1\r\n" {
+			t.Fatalf("ZADD %d: %q", i, got)
+		}
+	}
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	most := 0
+	for _, e := range fb.entries[before:] {
+		size := 0
+		for _, cmd := range e.Commands {
+			size += argvBytes(cmd.Argv)
+		}
+		if len(e.Commands) > 1 && size > maxGatheredBytes {
+			t.Fatalf("an entry of %d writes holds %d bytes of arguments, over %d", len(e.Commands), size, maxGatheredBytes)
+		}
+		most = max(most, len(e.Commands))
+	}
+	if most < 2 {
+		t.Fatalf("no entry gathered writes (at most %d in an entry): the test shows nothing", most)
+	}
+	t.Logf("%d entries, at most %d writes each", len(fb.entries)-before, most)
+}

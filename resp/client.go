@@ -74,8 +74,9 @@ type client struct {
 	// go to the log as one entry (see proposeGathered). gatheredAt is when
 	// the first of them ran; pendingArgv are the pending writes' and the
 	// gathered ones' arguments, for the slow log.
-	gathered []raftfsm.Command
-	ent      raftfsm.Entry // the entry proposeGathered proposes them in
+	gathered      []raftfsm.Command
+	gatheredBytes int           // their arguments' size
+	ent           raftfsm.Entry // the entry proposeGathered proposes them in
 	// batchStart is when the batch being run started; lastTick when the
 	// last command timed ended, relative to it (dispatch.go).
 	batchStart  time.Time

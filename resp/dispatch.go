@@ -222,10 +222,15 @@ func (c *client) write(spec *command.Spec, argv [][]byte, start time.Time) {
 			return
 		}
 	}
+	size := argvBytes(argv)
+	if len(c.gathered) > 0 && c.gatheredBytes+size > maxGatheredBytes {
+		c.proposeGathered()
+	}
 	if len(c.gathered) == 0 {
 		c.gatheredAt = start
 	}
 	c.gathered = append(c.gathered, raftfsm.Command{DB: c.db, Argv: argv})
+	c.gatheredBytes += size
 	c.pendingArgv = append(c.pendingArgv, argv)
 	c.pendingStats = append(c.pendingStats, c.cur)
 	if len(c.gathered) >= maxGathered {
@@ -235,6 +240,20 @@ func (c *client) write(spec *command.Spec, argv [][]byte, start time.Time) {
 
 // maxGathered bounds how many pipelined writes share one log entry.
 const maxGathered = 256
+
+// maxGatheredBytes bounds how large their arguments may be together:
+// pipelined writes that are each within node.MaxEntryBytes never make an
+// entry over it (a variable for tests).
+var maxGatheredBytes = 64 << 20
+
+// argvBytes is the size of a command's arguments.
+func argvBytes(argv [][]byte) int {
+	n := 0
+	for _, a := range argv {
+		n += len(a)
+	}
+	return n
+}
 
 // proposeGathered proposes the consecutive writes gathered from the
 // current batch as one entry (OpBatch when there are several), without
@@ -258,6 +277,7 @@ func (c *client) proposeGathered() {
 	// Propose has encoded the entry: the slice can gather the next run.
 	clear(c.gathered)
 	c.gathered = c.gathered[:0]
+	c.gatheredBytes = 0
 	if n == 1 {
 		c.pending = append(c.pending, pendingWrite{wait, c.gatheredAt, 1})
 		return

@@ -45,6 +45,8 @@ func translate(err error) error {
 			reason = lw.Reason()
 		}
 		return command.Errorf("MISCONF Errors writing to the Raft log: %s", reason)
+	case errors.Is(err, node.ErrEntryTooLarge):
+		return command.Errorf("ERR %s", err.Error())
 	case errors.Is(err, node.ErrStale):
 		return command.Errorf("CLUSTERDOWN this replica may be more than max-staleness behind the leader; READWRITE for a linearizable read")
 	}
