@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/goblindb/goblin/internal/bulkcopy"
 	"github.com/goblindb/goblin/packed"
 )
 
@@ -231,7 +232,7 @@ func (e *Entry) commandsLen() int {
 
 func appendBytes(dst, b []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(b)))
-	return append(dst, b...)
+	return bulkcopy.Append(dst, b)
 }
 
 // decoder reads an entry with bounds checks; the first failure sticks.

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/goblindb/goblin/internal/bulkcopy"
 )
 
 // version is a segment's format version, named by the last byte of its
@@ -177,8 +179,8 @@ func appendBatch(dst []byte, logs []*raft.Log, synced uint32, offs []uint32) ([]
 		dst = binary.LittleEndian.AppendUint64(dst, uint64(ns))
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(l.Extensions)))
 		dst = append(dst, l.Extensions...)
-		dst = append(dst, l.Data...)
-		binary.LittleEndian.PutUint32(dst[at+4:], crc32.Checksum(dst[p:], castagnoli))
+		dst = bulkcopy.Append(dst, l.Data)
+		binary.LittleEndian.PutUint32(dst[at+4:], bulkcopy.Checksum(0, castagnoli, dst[p:]))
 	}
 	putBatchHeader(dst[start:start+batchHdrLenV2], v2, uint32(len(dst)-start-batchHdrLenV2), uint32(len(logs)), synced)
 	return dst, offs

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/goblindb/goblin/internal/bulkcopy"
 	"github.com/goblindb/goblin/internal/sds"
 )
 
@@ -208,7 +209,7 @@ func (f *Framer) fill() {
 			}
 		}
 		nb := make([]byte, len(f.in), size)
-		copy(nb, f.in)
+		bulkcopy.Copy(nb, f.in)
 		f.in = nb
 	}
 	n, err := f.conn.Read(f.in[len(f.in):cap(f.in)])

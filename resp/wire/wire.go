@@ -17,6 +17,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/goblindb/goblin/internal/bulkcopy"
 )
 
 // Reply is one parsed RESP2 reply.
@@ -149,7 +151,7 @@ func AppendArrayLen(dst []byte, n int) []byte {
 // AppendBulk appends b as a bulk string.
 func AppendBulk(dst, b []byte) []byte {
 	dst = append(strconv.AppendInt(append(dst, '$'), int64(len(b)), 10), '\r', '\n')
-	return append(append(dst, b...), '\r', '\n')
+	return append(bulkcopy.Append(dst, b), '\r', '\n')
 }
 
 // AppendBulkString appends s as a bulk string.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/goblindb/goblin/internal/bulkcopy"
 )
 
 // Writer appends replies in RESP2 or RESP3 to a byte buffer. The zero
@@ -121,7 +123,7 @@ func (w *Writer) Int(n int64) { w.header(':', n) }
 // Bulk writes a bulk string.
 func (w *Writer) Bulk(b []byte) {
 	w.header('$', int64(len(b)))
-	w.buf = append(w.buf, b...)
+	w.buf = bulkcopy.Append(w.buf, b)
 	w.buf = append(w.buf, '\r', '\n')
 }
 
