@@ -241,10 +241,10 @@ func (c *client) write(spec *command.Spec, argv [][]byte, start time.Time) {
 // maxGathered bounds how many pipelined writes share one log entry.
 const maxGathered = 256
 
-// maxGatheredBytes bounds how large their arguments may be together:
-// pipelined writes that are each within node.MaxEntryBytes never make an
-// entry over it (a variable for tests).
-var maxGatheredBytes = 64 << 20
+// maxGatheredBytes bounds how large their arguments may be together, well
+// under node.MaxClusterEntryBytes: pipelined writes that each fit an
+// entry never make one too large (a variable for tests).
+var maxGatheredBytes = 4 << 20
 
 // argvBytes is the size of a command's arguments.
 func argvBytes(argv [][]byte) int {

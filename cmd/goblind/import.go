@@ -24,8 +24,10 @@ import (
 // A set travels as one RESTORE ... REPLACE of a DUMP payload: from Redis
 // the payload Redis makes, from a file one built from the decoded members
 // (rdb.AppendPayload), with the key's expiry (ABSTTL). A set of more than
-// --big members travels instead as DEL, ZADDs of --chunk members and
-// PEXPIREAT, so no single command or log entry grows with the set.
+// --big members, or whose payload passes importMaxBytes, travels instead
+// as DEL, ZADDs of --chunk members (split further to stay under
+// importMaxBytes) and PEXPIREAT, so no single command or log entry grows
+// with the set.
 // Commands are pipelined, a window at a time.
 //
 // From Redis, keys are enumerated with SCAN; after each batch is stored
@@ -210,14 +212,29 @@ func (im *importer) restore(job *keyJob, ttl int64, abs bool, payload []byte) er
 	return im.queue(job, true, args...)
 }
 
-// zadd queues ZADD key score member ... for a chunk of a big set.
+// importMaxBytes bounds one command the import sends: a set whose
+// payload is larger travels in ZADDs, and a chunk's ZADD is split so that
+// its arguments stay under it (a cluster takes log entries of 16 MiB at
+// most).
+const importMaxBytes = 4 << 20
+
+// zadd queues ZADD key score member ... for a chunk of a big set: more
+// than one when the chunk's members pass importMaxBytes.
 func (im *importer) zadd(job *keyJob, scores [][]byte, members [][]byte) error {
-	args := make([][]byte, 0, 2+2*len(members))
-	args = append(args, []byte("ZADD"), []byte(job.name))
-	for i := range members {
-		args = append(args, scores[i], members[i])
+	for len(members) > 0 {
+		args := [][]byte{[]byte("ZADD"), []byte(job.name)}
+		size := 0
+		n := 0
+		for ; n < len(members) && (n == 0 || size+len(scores[n])+len(members[n]) <= importMaxBytes); n++ {
+			size += len(scores[n]) + len(members[n])
+			args = append(args, scores[n], members[n])
+		}
+		if err := im.queue(job, false, args...); err != nil {
+			return err
+		}
+		scores, members = scores[n:], members[n:]
 	}
-	return im.queue(job, false, args...)
+	return nil
 }
 
 // progress redraws the progress line on a terminal, at most five times a

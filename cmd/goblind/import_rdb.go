@@ -70,7 +70,7 @@ func (im *importer) fromRDB(ctx context.Context) error {
 		job := &keyJob{name: string(e.Key)}
 		expireAt := e.ExpireAt
 		set.Member, set.Score = set.Member[:0], set.Score[:0]
-		chunked := false
+		chunked, size := false, 0
 		// flush sends the members gathered so far as a ZADD.
 		flush := func() error {
 			scores = scores[:0]
@@ -85,13 +85,15 @@ func (im *importer) fromRDB(ctx context.Context) error {
 			set.Member = append(set.Member, append([]byte(nil), m...))
 			set.Score = append(set.Score, s)
 			job.members++
-			if !chunked && len(set.Member) > im.o.big {
+			size += len(m) + 24 // the member and its score as text, at most
+			if !chunked && (len(set.Member) > im.o.big || size > importMaxBytes) {
 				chunked = true
 				if err := im.queue(job, false, []byte("DEL"), []byte(job.name)); err != nil {
 					return err
 				}
 			}
-			if chunked && len(set.Member) >= im.o.chunk {
+			if chunked && (len(set.Member) >= im.o.chunk || size > importMaxBytes) {
+				size = 0
 				return flush()
 			}
 			return nil

@@ -196,7 +196,7 @@ func (im *importer) copyBatch(src *respClient, keys []reply) error {
 			ttl = 0
 		}
 		job := &keyJob{name: string(g.key), members: g.zcard}
-		if g.zcard <= int64(im.o.big) {
+		if g.zcard <= int64(im.o.big) && len(g.dump.Str) <= importMaxBytes {
 			if err := im.restore(job, ttl, false, g.dump.Str); err != nil {
 				return err
 			}
