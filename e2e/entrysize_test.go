@@ -14,8 +14,8 @@ import (
 )
 
 // TestLargeWritesInCluster: in a 3-node cluster a write whose log entry
-// would pass the cluster's limit (16 MiB) is refused with its error,
-// nothing applied and no election; a write of 8 MiB is served on every
+// would pass the cluster's limit (1 MiB) is refused with its error,
+// nothing applied and no election; a write of 900 KiB is served on every
 // node; and goblind import copies a set whose DUMP payload passes the
 // limit (as ZADDs under it).
 func TestLargeWritesInCluster(t *testing.T) {
@@ -26,25 +26,25 @@ func TestLargeWritesInCluster(t *testing.T) {
 	term := infoInt(t, lc, "raft", "raft_term")
 	fc := Followers(nodes, leader)[0].Client(func(o *redis.Options) { o.ReadTimeout = 30 * time.Second; o.WriteTimeout = 30 * time.Second })
 
-	err := fc.ZAdd(ctx, "big", redis.Z{Score: 1, Member: strings.Repeat("x", 17<<20)}).Err()
-	if err == nil || !strings.HasPrefix(err.Error(), "ERR the write is too large for one Raft log entry (") || !strings.Contains(err.Error(), "at most 16777216)") {
-		t.Fatalf("ZADD of a 17 MiB member through a follower: %v", err)
+	err := fc.ZAdd(ctx, "big", redis.Z{Score: 1, Member: strings.Repeat("x", 2<<20)}).Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "ERR the write is too large for one Raft log entry (") || !strings.Contains(err.Error(), "at most 1048576)") {
+		t.Fatalf("ZADD of a 2 MiB member through a follower: %v", err)
 	}
 	tx := lc.TxPipeline()
 	for i := range 3 {
-		tx.ZAdd(ctx, "big", redis.Z{Score: float64(i), Member: fmt.Sprintf("%d%s", i, strings.Repeat("y", 6<<20))})
+		tx.ZAdd(ctx, "big", redis.Z{Score: float64(i), Member: fmt.Sprintf("%d%s", i, strings.Repeat("y", 400<<10))})
 	}
 	if _, err := tx.Exec(ctx); err == nil || !strings.Contains(err.Error(), "too large for one Raft log entry") {
-		t.Fatalf("MULTI of three 6 MiB ZADDs: %v", err)
+		t.Fatalf("MULTI of three 400 KiB ZADDs: %v", err)
 	}
-	member := strings.Repeat("z", 8<<20)
+	member := strings.Repeat("z", 900<<10)
 	if err := fc.ZAdd(ctx, "big", redis.Z{Score: 2, Member: member}).Err(); err != nil {
-		t.Fatalf("ZADD of an 8 MiB member through a follower: %v", err)
+		t.Fatalf("ZADD of a 900 KiB member through a follower: %v", err)
 	}
 	for _, n := range nodes {
 		c := n.Client()
 		if got, err := c.ZRangeWithScores(ctx, "big", 0, -1).Result(); err != nil || len(got) != 1 || got[0].Member != member || got[0].Score != 2 {
-			t.Fatalf("%s: ZRANGE big holds %d members (%v): only the 8 MiB member belongs", n.ID, len(got), err)
+			t.Fatalf("%s: ZRANGE big holds %d members (%v): only the 900 KiB member belongs", n.ID, len(got), err)
 		}
 	}
 	if got := infoInt(t, lc, "raft", "raft_term"); got != term {
@@ -70,7 +70,7 @@ func TestLargeWritesInCluster(t *testing.T) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := rc.MemoryUsage(ctx, "wide").Result(); err != nil || n < 16<<20 {
+	if n, err := rc.MemoryUsage(ctx, "wide").Result(); err != nil || n < 1<<20 {
 		t.Fatalf("the set takes %d bytes in Redis (%v): the test needs more than an entry holds", n, err)
 	}
 	rep := runImport(t, "--from", "redis://"+rs.Addr, "--addr", leader.Addr)

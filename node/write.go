@@ -156,16 +156,19 @@ func (n *Node) proposeLocal(p *Pending) {
 // proposed, with ErrEntryTooLarge; the log never sees it.
 const MaxEntryBytes = wal.MaxEntryData - 64<<10
 
-// MaxClusterEntryBytes is the largest log entry in cluster mode. Raft's
-// transport decodes an entry's data in 256 KiB steps, copying what it has
-// at each step (hashicorp/go-msgpack), so a follower's time to take an
-// entry grows with the square of its size, and its process stalls while
-// it copies: measured on a 3-node cluster, a 100 MB write never reached
-// the followers (each retry ran past the transport's 10 s timeout) and
-// cost an election every time; 48 MB stalled followers 406 ms, past the
-// heartbeat timeout; 16 MB, 98 ms; 20 entries of 16 MB caught up a
-// restarted follower in 6 s.
-const MaxClusterEntryBytes = 16 << 20
+// MaxClusterEntryBytes is the largest log entry in cluster mode, the size
+// group commit gives its groups at most. Raft's transport sends a
+// follower up to 256 entries in one request that must be done within its
+// 10 s timeout, and decodes each entry's data in 256 KiB steps, copying
+// what it has at each step (hashicorp/go-msgpack), so a follower's time
+// to take an entry grows with the square of its size, and its process
+// stalls while it copies. Measured on a 3-node cluster: a 100 MB write
+// never reached the followers (each try ran past the timeout) and cost an
+// election every time; 48 MB stalled followers 406 ms, past the heartbeat
+// timeout; a follower restarted behind 100 entries of 16 MB never caught
+// up (every request of them timed out), behind 300 of 2 MB only after a
+// timeout; entries of 1 MiB make requests of 256 MiB at most.
+const MaxClusterEntryBytes = 1 << 20
 
 // maxEntryBytes and maxClusterEntryBytes are the limits entrySizeErr
 // applies (tests lower them).

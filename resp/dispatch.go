@@ -244,7 +244,7 @@ const maxGathered = 256
 // maxGatheredBytes bounds how large their arguments may be together, well
 // under node.MaxClusterEntryBytes: pipelined writes that each fit an
 // entry never make one too large (a variable for tests).
-var maxGatheredBytes = 4 << 20
+var maxGatheredBytes = 512 << 10
 
 // argvBytes is the size of a command's arguments.
 func argvBytes(argv [][]byte) int {

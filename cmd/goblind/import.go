@@ -214,9 +214,9 @@ func (im *importer) restore(job *keyJob, ttl int64, abs bool, payload []byte) er
 
 // importMaxBytes bounds one command the import sends: a set whose
 // payload is larger travels in ZADDs, and a chunk's ZADD is split so that
-// its arguments stay under it (a cluster takes log entries of 16 MiB at
+// its arguments stay under it (a cluster takes log entries of 1 MiB at
 // most).
-const importMaxBytes = 4 << 20
+const importMaxBytes = 512 << 10
 
 // zadd queues ZADD key score member ... for a chunk of a big set: more
 // than one when the chunk's members pass importMaxBytes.
