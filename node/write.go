@@ -120,10 +120,6 @@ func (n *Node) proposeLocal(p *Pending) {
 		p.err = err
 		return
 	}
-	if err := n.entrySizeErr(p.data); err != nil { // forwarded by a follower
-		p.err = err
-		return
-	}
 	if !n.Ready() {
 		ctx, cancel := context.WithTimeout(context.Background(), readyWait)
 		err := n.waitReady(ctx)
@@ -474,6 +470,9 @@ func (n *Node) ApplyForwarded(data []byte) func() (raftfsm.Result, error) {
 	p := &Pending{n: n, remote: true, fence: e.Term}
 	p.prop.id = e.Proposal
 	p.data = e.Encode(nil)
+	if err := n.entrySizeErr(p.data); err != nil {
+		return (&Pending{err: err}).Wait
+	}
 	n.proposeLocal(p)
 	return p.Wait
 }

@@ -240,8 +240,6 @@ func (l *Log) storeLogs(logs []*raft.Log, syncNow bool) error {
 		if (i == 0 && l.last != 0 && e.Index != l.last+1) || (i > 0 && e.Index != logs[i-1].Index+1) || e.Index == 0 {
 			return fmt.Errorf("wal: StoreLogs: index %d does not follow %d", e.Index, l.last)
 		}
-	}
-	for _, e := range logs {
 		if n, most := len(e.Extensions)+len(e.Data), batchLimit-entryHdrLen-payloadFixed; n > most {
 			return fmt.Errorf("%w: entry %d holds %d bytes, at most %d", ErrEntryTooLarge, e.Index, n, most)
 		}
@@ -253,9 +251,10 @@ func (l *Log) storeLogs(logs []*raft.Log, syncNow bool) error {
 	// none of them.
 	for from := 0; from < len(logs); {
 		to, body := from+1, recordLen(logs[from])
-		for to < len(logs) && body+recordLen(logs[to]) <= batchLimit {
-			body += recordLen(logs[to])
-			to++
+		for ; to < len(logs); to++ {
+			if body += recordLen(logs[to]); body > batchLimit {
+				break
+			}
 		}
 		if err := l.storeBatch(logs[from:to], syncNow); err != nil {
 			if from > 0 {
