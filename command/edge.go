@@ -37,6 +37,7 @@ func init() {
 		&Spec{Name: "latency", Edge: true, InMulti: MultiAtExec, Sub: subArities("latency",
 			"latest", "history", "reset", "doctor", "help")},
 		&Spec{Name: "monitor", Edge: true, InMulti: MultiRefuse},
+		&Spec{Name: "wait", Edge: true, InMulti: MultiAtExec},
 		// RESET is never queued: inside a transaction it runs at once and
 		// discards it, as in Redis.
 		&Spec{Name: "reset", Edge: true, InMulti: MultiRunNow},
