@@ -19,7 +19,25 @@ go vet ./...
 (cd bench && go vet ./...)
 
 phase "go test -race"
-go test -race -count=1 -timeout 30m ./...
+# e2e runs real processes and mostly waits on them (clusters forming,
+# failovers, Docker): it runs beside everything else up to the fuzzing, so
+# its waits overlap the other packages' work. Its output is shown once it
+# ends.
+e2e_log=$(mktemp)
+# In a process group of its own, so that a failure elsewhere stops it and
+# every process it started.
+setsid go test -race -count=1 -timeout 30m ./e2e >"$e2e_log" 2>&1 &
+e2e_pid=$!
+e2e_done() {
+	local rc=0
+	wait "$e2e_pid" || rc=$?
+	phase "go test -race ./e2e (beside the phases above) ended"
+	cat "$e2e_log"
+	rm -f "$e2e_log"
+	return "$rc"
+}
+trap 'kill -- "-$e2e_pid" 2>/dev/null || true' EXIT
+go test -race -count=1 -timeout 30m $(go list ./... | grep -v '/e2e$')
 (cd bench && go test -race -count=1 -timeout 10m ./...)
 # go-redis's RouteByLatency races inside the client under -race, so that
 # check runs without the detector.
@@ -41,6 +59,9 @@ elif [ "${GOBLIN_REQUIRE_REDIS:-}" = 1 ]; then
 else
 	echo "skipped: needs tclsh and redis-server (apt-get install -y tcl redis-server)"
 fi
+
+e2e_done
+trap - EXIT
 
 phase "fuzzing (${FUZZTIME} per target)"
 # Every Fuzz* function in every package runs alone, bounded in time.
