@@ -10,49 +10,75 @@ package node
 // which of them have applied it, and so hold it, beyond that majority.
 // The count is what is known, never more than what holds the write.
 
-// ReplicasHolding returns how many nodes of the Raft configuration other
-// than this one are known to hold the log up to index, an index this
-// node acknowledged as committed (a write's Result.Index), or 0 for
-// none: then the nodes that gossip reports alive. A single node has none.
-func (n *Node) ReplicasHolding(index uint64) int {
+// Replicas is what this node knows of the other nodes' logs at one
+// moment: Holding counts from it, for any number of indexes.
+type Replicas struct {
+	// Majority is how many other nodes hold every committed entry: the
+	// voters' majority, less this node when it votes.
+	Majority int
+	// Others counts the configuration's other nodes, Alive those gossip
+	// reports alive; Applied holds the indexes the others reported.
+	Others, Alive int
+	Applied       []uint64
+}
+
+// Replicas returns what this node knows of the other nodes' logs now. A
+// single node has no others.
+func (n *Node) Replicas() Replicas {
+	var r Replicas
 	if n.peers == nil {
-		return 0
+		return r
 	}
 	conf, err := n.Configuration()
 	if err != nil {
-		return 0
+		return r
 	}
 	inConf := make(map[string]bool, len(conf))
-	voters, others := 0, 0
-	selfVoter := false
+	voters, selfVoter := 0, false
 	for _, s := range conf {
 		if s.Voter {
 			voters++
 			selfVoter = selfVoter || s.Current
 		}
 		if !s.Current {
-			others++
+			r.Others++
 			inConf[s.ID] = true
 		}
 	}
-	known := 0
-	if index > 0 {
-		// A majority of the voters hold every committed entry (the
-		// current configuration's too, and so, by Raft's log matching,
-		// everything before it); this node may be one of them.
-		known = voters/2 + 1
-		if selfVoter {
-			known--
-		}
+	// A majority of the voters hold every committed entry (the current
+	// configuration's too, and so, by Raft's log matching, everything
+	// before it); this node may be one of them.
+	r.Majority = voters/2 + 1
+	if selfVoter {
+		r.Majority--
 	}
-	reported := 0
 	for _, m := range n.peers.Members() {
 		if !inConf[m.ID] {
 			continue
 		}
-		if index == 0 && m.State == "alive" || index > 0 && !m.Reported.IsZero() && m.Applied >= index {
+		if m.State == "alive" {
+			r.Alive++
+		}
+		if !m.Reported.IsZero() {
+			r.Applied = append(r.Applied, m.Applied)
+		}
+	}
+	return r
+}
+
+// Holding returns how many nodes of the configuration other than this
+// one are known to hold the log up to index, an index acknowledged as
+// committed (a write's Result.Index); for index 0 (no write), the ones
+// gossip reports alive.
+func (r Replicas) Holding(index uint64) int {
+	if index == 0 {
+		return r.Alive
+	}
+	reported := 0
+	for _, a := range r.Applied {
+		if a >= index {
 			reported++
 		}
 	}
-	return min(max(known, reported), others)
+	return min(max(r.Majority, reported), r.Others)
 }

@@ -165,3 +165,26 @@ func (c *conn) read() string {
 	}
 	return out.String()
 }
+
+// replicaFake is a fakeBackend with replicas (ReplicaBackend): reps is
+// what Replicas returns, looks how many times it was asked.
+type replicaFake struct {
+	*fakeBackend
+	rmu   sync.Mutex
+	reps  node.Replicas
+	looks int
+}
+
+func (r *replicaFake) Replicas() node.Replicas {
+	r.rmu.Lock()
+	defer r.rmu.Unlock()
+	r.looks++
+	return r.reps
+}
+
+func (r *replicaFake) set(reps node.Replicas) (looks int) {
+	r.rmu.Lock()
+	defer r.rmu.Unlock()
+	r.reps = reps
+	return r.looks
+}

@@ -81,6 +81,7 @@ type Server struct {
 	closing   chan struct{} // closed when Close starts: blocked clients leave
 
 	blocked blockRegistry
+	waits   waitQueue // connections blocked in WAIT
 	limit   clientLimit
 	// qbufLimit is client-query-buffer-limit; obuf the output buffer
 	// limits (outbuf.go).

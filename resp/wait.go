@@ -2,9 +2,11 @@ package resp
 
 import (
 	"math"
+	"sync"
 	"time"
 
 	"github.com/goblindb/goblin/command"
+	"github.com/goblindb/goblin/node"
 )
 
 // WAIT numreplicas timeout.
@@ -14,8 +16,9 @@ import (
 // passed. Goblin counts the other nodes known to hold the connection's
 // last write (ReplicaBackend): an acknowledged write is committed, so at
 // least a majority of the voters hold it at once, and the leader learns
-// from its followers' progress reports which others do. A blocked WAIT
-// checks again every waitPoll; it ends as Redis's does: the count reached,
+// from its followers' progress reports which others do. The blocked WAITs
+// are counted again every waitPoll, all from one look at what the node
+// knows (waitQueue); a WAIT ends as Redis's does: the count reached,
 // the timeout, CLIENT UNBLOCK (TIMEOUT: the count then; ERROR), the
 // client gone, or the server closing. Inside a transaction it never
 // blocks. Unlike Redis, a follower answers it too: clients write through
@@ -24,10 +27,10 @@ import (
 // ReplicaBackend is what WAIT needs from the backend (*node.Node has
 // it); a backend without it has no replicas.
 type ReplicaBackend interface {
-	ReplicasHolding(index uint64) int
+	Replicas() node.Replicas
 }
 
-// waitPoll is how often a blocked WAIT counts again.
+// waitPoll is how often the blocked WAITs are counted again.
 const waitPoll = 10 * time.Millisecond
 
 var errWaitTimeout = command.Errorf("ERR timeout is not an integer or out of range")
@@ -50,9 +53,9 @@ func cmdWait(c *client, argv [][]byte) {
 		c.replyError(command.ErrTimeoutRange)
 		return
 	}
-	have := int64(c.replicasHolding())
-	if have >= want || c.capture != nil {
-		c.reply(func(w *command.Writer) { w.Int(have) })
+	have := c.s.replicas().Holding(c.written)
+	if int64(have) >= want || c.capture != nil {
+		c.reply(func(w *command.Writer) { w.Int(int64(have)) })
 		return
 	}
 	c.drain()
@@ -61,6 +64,9 @@ func cmdWait(c *client, argv [][]byte) {
 	c.flushOut()
 	w := c.s.blocked.add(c.id, c.db, nil)
 	defer c.s.blocked.remove(w)
+	req := &waitRequest{index: c.written, want: want, done: make(chan int, 1)}
+	c.s.waits.add(c.s, req)
+	defer c.s.waits.remove(req)
 	var expired <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(time.Duration(timeout) * time.Millisecond)
@@ -72,38 +78,96 @@ func cmdWait(c *client, argv [][]byte) {
 		gone = fc.fr.WatchClose()
 		defer fc.fr.StopWatch()
 	}
-	tick := time.NewTicker(waitPoll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-tick.C:
-			if have = int64(c.replicasHolding()); have < want {
-				continue
-			}
-		case <-expired:
-			have = int64(c.replicasHolding())
-		case withError := <-w.unblock:
-			if withError {
-				c.replyError(errUnblocked)
-				return
-			}
-			have = int64(c.replicasHolding())
-		case <-gone:
-			return
-		case <-c.s.closing:
+	select {
+	case have = <-req.done:
+	case <-expired:
+		have = c.s.replicas().Holding(c.written)
+	case withError := <-w.unblock:
+		if withError {
+			c.replyError(errUnblocked)
 			return
 		}
-		c.reply(func(w *command.Writer) { w.Int(have) })
+		have = c.s.replicas().Holding(c.written)
+	case <-gone:
 		return
+	case <-c.s.closing:
+		return
+	}
+	c.reply(func(w *command.Writer) { w.Int(int64(have)) })
+}
+
+// replicas is what the node knows of its replicas now.
+func (s *Server) replicas() node.Replicas {
+	if rb, ok := s.backend.(ReplicaBackend); ok {
+		return rb.Replicas()
+	}
+	return node.Replicas{}
+}
+
+// waitRequest is a blocked WAIT: done receives the count once it reaches
+// want.
+type waitRequest struct {
+	index uint64
+	want  int64
+	done  chan int
+}
+
+// waitQueue holds the blocked WAITs. One goroutine, running while any
+// waits, takes what the node knows of its replicas every waitPoll and
+// answers the requests whose count is reached: one look a poll however
+// many clients wait.
+type waitQueue struct {
+	mu      sync.Mutex
+	waiting map[*waitRequest]struct{}
+	running bool
+}
+
+func (q *waitQueue) add(s *Server, r *waitRequest) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.waiting == nil {
+		q.waiting = map[*waitRequest]struct{}{}
+	}
+	q.waiting[r] = struct{}{}
+	if !q.running {
+		q.running = true
+		go q.poll(s)
 	}
 }
 
-// replicasHolding counts the other nodes known to hold the client's last
-// write.
-func (c *client) replicasHolding() int {
-	rb, ok := c.s.backend.(ReplicaBackend)
-	if !ok {
-		return 0
+func (q *waitQueue) remove(r *waitRequest) {
+	q.mu.Lock()
+	delete(q.waiting, r)
+	q.mu.Unlock()
+}
+
+// poll answers the requests whose count is reached, every waitPoll, until
+// none waits or the server closes.
+func (q *waitQueue) poll(s *Server) {
+	t := time.NewTicker(waitPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-s.closing:
+			q.mu.Lock()
+			q.running = false
+			q.mu.Unlock()
+			return
+		}
+		reps := s.replicas()
+		q.mu.Lock()
+		for r := range q.waiting {
+			if have := reps.Holding(r.index); int64(have) >= r.want {
+				r.done <- have
+				delete(q.waiting, r)
+			}
+		}
+		if len(q.waiting) == 0 {
+			q.running = false
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Unlock()
 	}
-	return rb.ReplicasHolding(c.written)
 }
