@@ -53,12 +53,16 @@ func cmdWait(c *client, argv [][]byte) {
 		c.replyError(command.ErrTimeoutRange)
 		return
 	}
+	if c.capture == nil {
+		// The writes pipelined before it count: they are answered first.
+		// (Inside EXEC the transaction's entry was answered already.)
+		c.drain()
+	}
 	have := c.s.replicas().Holding(c.written)
 	if int64(have) >= want || c.capture != nil {
 		c.reply(func(w *command.Writer) { w.Int(int64(have)) })
 		return
 	}
-	c.drain()
 	// The replies before this command leave now, as Redis sends them
 	// before a client blocks.
 	c.flushOut()
@@ -68,7 +72,8 @@ func cmdWait(c *client, argv [][]byte) {
 	c.s.waits.add(c.s, req)
 	defer c.s.waits.remove(req)
 	var expired <-chan time.Time
-	if timeout > 0 {
+	// A timeout beyond what a Duration holds (about 292 years) is forever.
+	if timeout > 0 && timeout <= math.MaxInt64/int64(time.Millisecond) {
 		t := time.NewTimer(time.Duration(timeout) * time.Millisecond)
 		defer t.Stop()
 		expired = t.C

@@ -54,3 +54,31 @@ func TestWaitersShareOneLook(t *testing.T) {
 		}
 	}
 }
+
+// A WAIT pipelined behind a write counts that write; a timeout too long
+// for a Duration waits (it does not end at once).
+func TestWaitCountsPipelinedWrite(t *testing.T) {
+	fb := &replicaFake{fakeBackend: newFakeBackend()}
+	// Nothing alive: a WAIT that counted no write would find none.
+	fb.reps = node.Replicas{Majority: 1, Others: 2}
+	s := NewServer(Config{Addr: "127.0.0.1:0"}, fb)
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	s.Serve()
+	t.Cleanup(func() { s.Close() })
+	c := dial(t, s)
+	c.send(append(encode("ZADD", "k", "1", "a"), encode("WAIT", "1", "0")...))
+	if got := c.read() + c.read(); got != ":1\r\n:1\r\n" {
+		t.Fatalf("ZADD and WAIT 1 0 in one pipeline: %q", got)
+	}
+	c.send(encode("WAIT", "2", "9223372036855"))
+	c.c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if n, err := c.rd.Read(make([]byte, 1)); n != 0 || err == nil {
+		t.Fatalf("WAIT 2 with a timeout past 292 years answered at once")
+	}
+	fb.set(node.Replicas{Majority: 1, Others: 2, Applied: []uint64{1, 1}})
+	if got := c.read(); got != ":2\r\n" {
+		t.Fatalf("WAIT 2 once both report the write: %q", got)
+	}
+}
