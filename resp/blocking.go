@@ -79,6 +79,14 @@ func (r *blockRegistry) add(id int64, db int, keys [][]byte) *waiter {
 	return w
 }
 
+// has reports whether client id is blocked (CLIENT LIST's flag b).
+func (r *blockRegistry) has(id int64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.byID[id]
+	return ok
+}
+
 // keys returns how many keys clients are blocked on.
 func (r *blockRegistry) keys() int {
 	r.mu.Lock()

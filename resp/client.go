@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +24,12 @@ type client struct {
 	laddr   string
 	created time.Time
 
+	// infoMu guards, for CLIENT LIST and CLIENT INFO run by other
+	// connections, the fields the connection's own goroutine changes:
+	// name, libName, libVer, db, proto, readonly, multi and its commands.
+	// That goroutine changes them under it (setInfo) and reads them
+	// without it.
+	infoMu                sync.Mutex
 	name, libName, libVer string
 	db                    int
 	proto                 int
@@ -129,6 +136,13 @@ func newClient(s *Server, conn redcon.Conn) *client {
 	c.w.Format = doubleFormat(s.cfg.Double70)
 	c.w.Room = c.room
 	return c
+}
+
+// setInfo runs fn, which changes fields infoMu guards, under it.
+func (c *client) setInfo(fn func()) {
+	c.infoMu.Lock()
+	fn()
+	c.infoMu.Unlock()
 }
 
 func doubleFormat(d70 bool) command.DoubleFormat {

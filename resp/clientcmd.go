@@ -28,7 +28,7 @@ func cmdClient(c *client, argv [][]byte) {
 			c.replyError(errClientName)
 			return
 		}
-		c.name = string(argv[2])
+		c.setInfo(func() { c.name = string(argv[2]) })
 		ok()
 	case sub == "setinfo" && n == 4:
 		attr := strings.ToLower(string(argv[2]))
@@ -40,11 +40,13 @@ func cmdClient(c *client, argv [][]byte) {
 			c.replyError(command.Errorf("ERR %s cannot contain spaces, newlines or special characters.", argv[2]))
 			return
 		}
-		if attr == "lib-name" {
-			c.libName = string(argv[3])
-		} else {
-			c.libVer = string(argv[3])
-		}
+		c.setInfo(func() {
+			if attr == "lib-name" {
+				c.libName = string(argv[3])
+			} else {
+				c.libVer = string(argv[3])
+			}
+		})
 		ok()
 	case sub == "info" && n == 2:
 		c.reply(func(w *command.Writer) { w.Verbatim(c.info() + "\n") })
@@ -147,19 +149,28 @@ func clientList(c *client, argv [][]byte) {
 func (c *client) info() string {
 	now := time.Now()
 	last := time.UnixMilli(c.lastTime.Load())
+	c.infoMu.Lock()
+	defer c.infoMu.Unlock()
 	multi := -1
 	if c.multi != nil {
 		multi = len(c.multi.commands)
 	}
+	// Redis's flags that Goblin has, in Redis's order.
 	flags := ""
 	if c.monitoring.Load() {
 		flags += "O"
 	}
-	if c.readonly {
-		flags += "r"
-	}
 	if c.multi != nil {
 		flags += "x"
+	}
+	if c.s.blocked.has(c.id) {
+		flags += "b"
+	}
+	if c.unix {
+		flags += "U"
+	}
+	if c.readonly {
+		flags += "r"
 	}
 	if flags == "" {
 		flags = "N"

@@ -63,17 +63,17 @@ func cmdSelect(c *client, argv [][]byte) {
 		c.replyError(err)
 		return
 	}
-	c.db = db
+	c.setInfo(func() { c.db = db })
 	c.reply(func(w *command.Writer) { w.OK() })
 }
 
 func cmdReadonly(c *client, argv [][]byte) {
-	c.readonly = true
+	c.setInfo(func() { c.readonly = true })
 	c.reply(func(w *command.Writer) { w.OK() })
 }
 
 func cmdReadwrite(c *client, argv [][]byte) {
-	c.readonly = false
+	c.setInfo(func() { c.readonly = false })
 	c.reply(func(w *command.Writer) { w.OK() })
 }
 
@@ -88,12 +88,14 @@ func cmdReadwrite(c *client, argv [][]byte) {
 func cmdReset(c *client, argv [][]byte) {
 	// The lines the monitor already had go out before RESET's reply.
 	c.s.monitors.stop(c)
-	c.multi = nil
+	c.setInfo(func() {
+		c.multi = nil
+		c.db = 0
+		c.proto = 2
+		c.name = ""
+		c.readonly = false
+	})
 	c.watch = watchState{}
-	c.db = 0
-	c.proto = 2
-	c.name = ""
-	c.readonly = false
 	c.initACL()
 	c.reply(func(w *command.Writer) { w.Simple("RESET") })
 }
@@ -181,12 +183,14 @@ func cmdHello(c *client, argv [][]byte) {
 		c.replyError(command.Errorf("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"))
 		return
 	}
-	if setName {
-		c.name = string(name)
-	}
-	if ver != 0 {
-		c.proto = int(ver)
-	}
+	c.setInfo(func() {
+		if setName {
+			c.name = string(name)
+		}
+		if ver != 0 {
+			c.proto = int(ver)
+		}
+	})
 	st := c.s.backend.Status()
 	c.reply(func(w *command.Writer) {
 		w.Map(7)

@@ -199,7 +199,7 @@ func (c *client) reject(spec *command.Spec, err error) {
 		c.cur = nil // not a failed call: its error counts only as a reply
 	}
 	if spec != nil && spec.Name == "exec" {
-		c.multi = nil
+		c.setInfo(func() { c.multi = nil })
 		c.watch = watchState{}
 		msg := strings.TrimPrefix(err.Error(), "ERR ")
 		c.replyError(command.Errorf("EXECABORT Transaction discarded because of: %s", msg))

@@ -56,7 +56,8 @@ func (c *client) queue(argv [][]byte, spec *command.Spec, run edgeFunc) {
 		c.replyError(errNotAllowed)
 		return
 	}
-	c.multi.commands = append(c.multi.commands, raftfsm.Command{DB: c.multi.db, Argv: copyArgv(argv)})
+	cmd := raftfsm.Command{DB: c.multi.db, Argv: copyArgv(argv)}
+	c.setInfo(func() { c.multi.commands = append(c.multi.commands, cmd) })
 	var edge edgeFunc
 	if spec.Edge && spec.InMulti == command.MultiAtExec {
 		edge = run
@@ -76,7 +77,7 @@ func cmdMulti(c *client, argv [][]byte) {
 		c.replyError(command.Errorf("ERR MULTI calls can not be nested"))
 		return
 	}
-	c.multi = &multiState{db: c.db}
+	c.setInfo(func() { c.multi = &multiState{db: c.db} })
 	c.reply(func(w *command.Writer) { w.OK() })
 }
 
@@ -85,7 +86,7 @@ func cmdDiscard(c *client, argv [][]byte) {
 		c.replyError(command.Errorf("ERR DISCARD without MULTI"))
 		return
 	}
-	c.multi = nil
+	c.setInfo(func() { c.multi = nil })
 	c.watch = watchState{}
 	c.reply(func(w *command.Writer) { w.OK() })
 }
@@ -98,7 +99,7 @@ func cmdExec(c *client, argv [][]byte) {
 		c.replyError(command.Errorf("ERR EXEC without MULTI"))
 		return
 	}
-	c.multi = nil
+	c.setInfo(func() { c.multi = nil })
 	watch := c.watch
 	c.watch = watchState{}
 	if m.dirty {
@@ -147,7 +148,7 @@ func cmdExec(c *client, argv [][]byte) {
 	// database; one aborted by WATCH replied with a null array and did not.
 	ran := len(res.Reply) > 1 && res.Reply[0] == '*' && res.Reply[1] != '-'
 	if ran {
-		c.db = m.db
+		c.setInfo(func() { c.db = m.db })
 	}
 	if !ran || !spliced {
 		c.noteExec(m, res.Reply, ran)
