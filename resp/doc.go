@@ -69,5 +69,11 @@
 // Blocking pops (blocking.go): a BZPOPMIN that finds nothing waits here,
 // in a first-come first-served registry the state machine's Ready hook
 // feeds, and proposes its command again when a key it waits on gets
-// members: the pop it receives is decided by one log entry.
+// members: the pop it receives is decided by one log entry. WAIT (wait.go)
+// blocks in the same registry (for CLIENT UNBLOCK and CLIENT LIST's b)
+// until the node knows enough other nodes hold the connection's last write
+// (ReplicaBackend); the blocked WAITs are counted together.
+//
+// A connection's goroutine alone changes its state; what CLIENT LIST shows
+// of other connections, it reads under their infoMu (client.go).
 package resp
