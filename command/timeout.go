@@ -13,6 +13,7 @@ import (
 // Timeout errors, word for word.
 var (
 	ErrTimeoutFloat    = &Error{"ERR timeout is not a float or out of range"}
+	ErrTimeoutInteger  = &Error{"ERR timeout is not an integer or out of range"}
 	ErrTimeoutRange    = &Error{"ERR timeout is out of range"}
 	ErrTimeoutNegative = &Error{"ERR timeout is negative"}
 )
@@ -104,4 +105,21 @@ func ParseTimeout(b []byte, now int64) (int64, error) {
 		return 0, ErrTimeoutRange
 	}
 	return tval, nil
+}
+
+// ParseTimeoutMillis parses a timeout in whole milliseconds, as Redis's
+// getTimeoutFromObjectOrReply does for UNIT_MILLISECONDS (WAIT, CLIENT
+// PAUSE): a long long, not negative, and such that now (Unix ms) plus it
+// does not overflow.
+func ParseTimeoutMillis(b []byte, now int64) (int64, error) {
+	ms, ok := parseInt(b)
+	switch {
+	case !ok:
+		return 0, ErrTimeoutInteger
+	case ms < 0:
+		return 0, ErrTimeoutNegative
+	case ms > math.MaxInt64-now:
+		return 0, ErrTimeoutRange
+	}
+	return ms, nil
 }

@@ -210,13 +210,8 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 	// the attempt and the wait cannot be missed.
 	w := c.s.blocked.add(c.id, c.db, keysOf(spec, argv))
 	defer c.s.blocked.remove(w)
-	var expired <-chan time.Time
-	// A timeout beyond what a Duration holds (about 292 years) is forever.
-	if timeout > 0 && timeout <= math.MaxInt64/int64(time.Millisecond) {
-		t := time.NewTimer(time.Duration(timeout) * time.Millisecond)
-		defer t.Stop()
-		expired = t.C
-	}
+	expired, stop := expiry(timeout)
+	defer stop()
 	var gone <-chan struct{}
 	fc, _ := c.conn.NetConn().(*framedConn)
 	for attempt := 0; ; attempt++ {
@@ -262,6 +257,18 @@ func (c *client) block(spec *command.Spec, argv [][]byte) {
 			return
 		}
 	}
+}
+
+// expiry returns a channel that fires once timeout milliseconds have
+// passed, and a function that stops its timer: none for 0, and none for a
+// timeout beyond what a Duration holds (about 292 years): both mean
+// forever.
+func expiry(timeout int64) (<-chan time.Time, func()) {
+	if timeout <= 0 || timeout > math.MaxInt64/int64(time.Millisecond) {
+		return nil, func() {}
+	}
+	t := time.NewTimer(time.Duration(timeout) * time.Millisecond)
+	return t.C, func() { t.Stop() }
 }
 
 // keysOf returns the key arguments of argv, found by the command's key

@@ -112,14 +112,20 @@ func (f *fakeBackend) Status() node.Status {
 func startServer(t *testing.T, cfg Config) (*Server, *fakeBackend) {
 	t.Helper()
 	fb := newFakeBackend()
+	return serveBackend(t, cfg, fb), fb
+}
+
+// serveBackend serves b on a free loopback port until the test ends.
+func serveBackend(t *testing.T, cfg Config, b Backend) *Server {
+	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
-	s := NewServer(cfg, fb)
+	s := NewServer(cfg, b)
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)
 	}
 	s.Serve()
 	t.Cleanup(func() { s.Close() })
-	return s, fb
+	return s
 }
 
 // conn is a raw RESP test connection.

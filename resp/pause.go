@@ -1,7 +1,6 @@
 package resp
 
 import (
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,18 +113,11 @@ func clientPause(c *client, argv [][]byte) {
 			return
 		}
 	}
-	ms, ok := command.ParseInt(argv[2])
-	switch {
-	case !ok:
-		c.replyError(command.Errorf("ERR timeout is not an integer or out of range"))
-		return
-	case ms < 0:
-		c.replyError(command.Errorf("ERR timeout is negative"))
-		return
-	case ms > math.MaxInt64-time.Now().UnixMilli():
-		// As Redis: an end past the clock's range would pause the node
-		// for good, CLIENT UNPAUSE included.
-		c.replyError(command.Errorf("ERR timeout is out of range"))
+	// As Redis: an end past the clock's range (ErrTimeoutRange) would
+	// pause the node for good, CLIENT UNPAUSE included.
+	ms, err := command.ParseTimeoutMillis(argv[2], time.Now().UnixMilli())
+	if err != nil {
+		c.replyError(err)
 		return
 	}
 	c.s.pause.set(time.Now().Add(time.Duration(min(ms, int64(1<<62)/int64(time.Millisecond)))*time.Millisecond), all)

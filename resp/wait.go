@@ -1,7 +1,6 @@
 package resp
 
 import (
-	"math"
 	"sync"
 	"time"
 
@@ -33,24 +32,15 @@ type ReplicaBackend interface {
 // waitPoll is how often the blocked WAITs are counted again.
 const waitPoll = 10 * time.Millisecond
 
-var errWaitTimeout = command.Errorf("ERR timeout is not an integer or out of range")
-
 func cmdWait(c *client, argv [][]byte) {
 	want, ok := command.ParseInt(argv[1])
 	if !ok {
 		c.replyError(command.ErrNotInteger)
 		return
 	}
-	timeout, ok := command.ParseInt(argv[2])
-	switch {
-	case !ok:
-		c.replyError(errWaitTimeout)
-		return
-	case timeout < 0:
-		c.replyError(command.ErrTimeoutNegative)
-		return
-	case timeout > math.MaxInt64-c.s.backend.Now():
-		c.replyError(command.ErrTimeoutRange)
+	timeout, err := command.ParseTimeoutMillis(argv[2], c.s.backend.Now())
+	if err != nil {
+		c.replyError(err)
 		return
 	}
 	if c.capture == nil {
@@ -71,13 +61,8 @@ func cmdWait(c *client, argv [][]byte) {
 	req := &waitRequest{index: c.written, want: want, done: make(chan int, 1)}
 	c.s.waits.add(c.s, req)
 	defer c.s.waits.remove(req)
-	var expired <-chan time.Time
-	// A timeout beyond what a Duration holds (about 292 years) is forever.
-	if timeout > 0 && timeout <= math.MaxInt64/int64(time.Millisecond) {
-		t := time.NewTimer(time.Duration(timeout) * time.Millisecond)
-		defer t.Stop()
-		expired = t.C
-	}
+	expired, stop := expiry(timeout)
+	defer stop()
 	var gone <-chan struct{}
 	if fc, ok := c.conn.NetConn().(*framedConn); ok {
 		gone = fc.fr.WatchClose()

@@ -13,12 +13,7 @@ import (
 func TestWaitersShareOneLook(t *testing.T) {
 	fb := &replicaFake{fakeBackend: newFakeBackend()}
 	fb.reps = node.Replicas{Majority: 1, Others: 2, Alive: 2}
-	s := NewServer(Config{Addr: "127.0.0.1:0"}, fb)
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	s.Serve()
-	t.Cleanup(func() { s.Close() })
+	s := serveBackend(t, Config{}, fb)
 
 	const clients = 100
 	cs := make([]*conn, clients)
@@ -61,12 +56,7 @@ func TestWaitCountsPipelinedWrite(t *testing.T) {
 	fb := &replicaFake{fakeBackend: newFakeBackend()}
 	// Nothing alive: a WAIT that counted no write would find none.
 	fb.reps = node.Replicas{Majority: 1, Others: 2}
-	s := NewServer(Config{Addr: "127.0.0.1:0"}, fb)
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	s.Serve()
-	t.Cleanup(func() { s.Close() })
+	s := serveBackend(t, Config{}, fb)
 	c := dial(t, s)
 	c.send(append(encode("ZADD", "k", "1", "a"), encode("WAIT", "1", "0")...))
 	if got := c.read() + c.read(); got != ":1\r\n:1\r\n" {
