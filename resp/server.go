@@ -379,12 +379,8 @@ func (s *Server) closedConn(conn redcon.Conn, err error) {
 
 // handle serves a connection from its first request on: it runs the
 // Framer's parse of that request (redcon's is ignored: see accept.go),
-// detaches the connection from redcon and serves it here until it ends.
-// The Framer parses the requests once, in place, and the replies of each
-// batch leave in one write.
-//
-// A batch counts as in flight (Close waits for it) from its start until
-// its replies are written, which is when the Framer next reads.
+// detaches the connection from redcon and serves it here until it ends
+// (connloop.go).
 func (s *Server) handle(conn redcon.Conn, _ redcon.Command) {
 	c, ok := conn.Context().(*client)
 	fc, fok := conn.NetConn().(*framedConn)
@@ -396,45 +392,13 @@ func (s *Server) handle(conn redcon.Conn, _ redcon.Command) {
 	conn.Detach()
 	defer fc.Close()
 	c.nc = fc.Conn
-	inFlight := false
-	flush := func() error {
-		err := c.flushOut()
-		if inFlight {
-			inFlight = false
-			s.active.Add(-1)
-		}
-		return err
+	l := newConnLoop(s, c, fc)
+	defer l.flush()
+	if rc := fc.rawConn(); rc != nil {
+		l.serveRaw(rc)
+		return
 	}
-	defer flush()
-	cmds := [][][]byte{fc.first}
-	fc.first = nil
-	for {
-		select {
-		case <-s.closing:
-			// A closing server runs nothing new: the connection closes
-			// and the client goes to another node, instead of waiting on
-			// one that is leaving.
-			return
-		default:
-		}
-		if !inFlight {
-			inFlight = true
-			s.active.Add(1)
-		}
-		c.runBatch(cmds)
-		if c.quit || c.isKilled() {
-			return
-		}
-		var err error
-		if cmds, err = fc.fr.ReadBatch(flush); err != nil {
-			flush()
-			fc.writeProtocolError(err)
-			return
-		}
-		used, free := fc.fr.BufStats()
-		c.qbuf.Store(int64(used))
-		c.qbufFree.Store(int64(free))
-	}
+	l.run(false)
 }
 
 // log returns the edge's logger.

@@ -70,6 +70,13 @@ type Framer struct {
 	// ErrQueryBufferLimit, returned once the requests before it were.
 	stop error
 
+	// Raw mode (rawread.go): rawFD is the descriptor read from, -1 for
+	// none (conn is read); drained: the last read came back short; wait:
+	// the last fill stopped to wait for the socket, without a read if
+	// skipped.
+	rawFD                  int
+	drained, wait, skipped bool
+
 	// Background read-ahead while blocked.
 	mu      sync.Mutex
 	reading bool
@@ -118,7 +125,7 @@ const (
 )
 
 // NewFramer returns a Framer reading requests from c.
-func NewFramer(c net.Conn) *Framer { return &Framer{conn: c} }
+func NewFramer(c net.Conn) *Framer { return &Framer{conn: c, rawFD: -1} }
 
 // ReadBatch returns the complete requests received, reading from the
 // connection when none is buffered; before such a read it calls flush
@@ -163,6 +170,10 @@ func (f *Framer) read(max int, flush func() error) ([][][]byte, error) {
 			}
 		}
 		f.fill()
+		if f.wait {
+			f.wait = false
+			return nil, ErrWouldBlock
+		}
 	}
 }
 
@@ -212,7 +223,13 @@ func (f *Framer) fill() {
 		bulkcopy.Copy(nb, f.in)
 		f.in = nb
 	}
-	n, err := f.conn.Read(f.in[len(f.in):cap(f.in)])
+	var n int
+	var err error
+	if f.rawFD >= 0 {
+		n, err = f.rawRead(f.in[len(f.in):cap(f.in)])
+	} else {
+		n, err = f.conn.Read(f.in[len(f.in):cap(f.in)])
+	}
 	f.in = f.in[:len(f.in)+n]
 	f.countIn(n)
 	if err != nil {
@@ -487,7 +504,8 @@ const readAheadMax = 64 << 20
 
 // WatchClose starts reading ahead in the background and returns a channel
 // closed when the client disconnects (or its connection fails). StopWatch
-// ends it; what was read stays buffered for the next read.
+// ends it; what was read stays buffered for the next read. It reads the
+// net.Conn: never in raw mode, whose caller holds the socket's read lock.
 func (f *Framer) WatchClose() <-chan struct{} {
 	closed := make(chan struct{})
 	f.mu.Lock()
