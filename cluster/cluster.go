@@ -169,7 +169,7 @@ type member struct {
 	state string          // alive, dead, left
 	since time.Time       // when state last changed
 	// applied, reported and logFault: the node's last progress report
-	// (leader).
+	// (every node sends one to every other).
 	applied  uint64
 	reported time.Time
 	logFault bool
@@ -748,8 +748,8 @@ func (c *Cluster) tickLoop() {
 			// A later leadership starts counting afresh.
 			clear(c.missing)
 			c.lastConf = nil
-			c.reportProgress()
 		}
+		c.reportProgress()
 		select {
 		case <-c.stop:
 			return
@@ -808,25 +808,25 @@ func (c *Cluster) refreshMeta() {
 	}
 }
 
-// reportProgress tells the leader how far this node has applied the log,
-// for the leader's INFO replication (per-follower lag).
+// reportProgress tells the other nodes how far this node has applied the
+// log: for the leader's INFO replication (per-follower lag), and for
+// WAIT on any node, which counts the nodes known to hold a write.
 func (c *Cluster) reportProgress() {
-	leader := c.node.LeaderID()
-	if leader == "" {
-		return
-	}
 	c.mu.Lock()
-	m, ok := c.members[leader]
-	var to memberlist.Node
-	if ok {
-		to = m.addr
+	to := make([]memberlist.Node, 0, len(c.members))
+	for id, m := range c.members {
+		if id != c.cfg.ID && m.state == "alive" {
+			to = append(to, m.addr)
+		}
 	}
 	c.mu.Unlock()
-	if !ok {
+	if len(to) == 0 {
 		return
 	}
 	msg := encodeMsg(msgProgress, &message{From: c.cfg.ID, Applied: c.node.AppliedIndex(), LogFault: c.node.LogFault() != nil})
-	c.ml.SendBestEffort(&to, msg)
+	for i := range to {
+		c.ml.SendBestEffort(&to[i], msg)
+	}
 }
 
 // send sends a user message reliably (TCP) to the member with that ID.

@@ -35,7 +35,7 @@ func TestWaitMatchesRedis(t *testing.T) {
 
 // WAIT on a 3-node cluster counts the other nodes holding the
 // connection's writes: at once the majority that committed it, then the
-// followers whose progress reports show it; a follower's stopping shows
+// nodes whose progress reports show it, on the leader and on a follower; a follower's stopping shows
 // in the count; CLIENT UNBLOCK ends a WAIT that would block forever.
 func TestWaitCountsReplicas(t *testing.T) {
 	rng := testutil.Rand(t, 3)
@@ -73,7 +73,8 @@ func TestWaitCountsReplicas(t *testing.T) {
 		t.Fatalf("WAIT 2 after a write, every node up: %d", got)
 	}
 
-	// Through a follower: the majority is what it knows.
+	// Through a follower: the majority at once, then the leader and the
+	// other follower, whose progress reports reach every node.
 	fconn := fs[0].Client().Conn()
 	defer fconn.Close()
 	if err := fconn.ZAdd(ctx, "k", redis.Z{Score: 2, Member: "b"}).Err(); err != nil {
@@ -81,6 +82,9 @@ func TestWaitCountsReplicas(t *testing.T) {
 	}
 	if got := waitN(fconn, 1, 0); got != 1 {
 		t.Fatalf("WAIT 1 0 through a follower: %d", got)
+	}
+	if got := waitN(fconn, 2, 20000); got != 2 {
+		t.Fatalf("WAIT 2 through a follower, every node up: %d", got)
 	}
 
 	// One follower stopped: a new write reaches one follower, not two.

@@ -54,7 +54,7 @@ type Member struct {
 	AnnounceTLS string
 	// State is the gossip state: "alive", "suspect", "dead" or "left".
 	State string
-	// Applied is the last applied index the node reported to the leader,
+	// Applied is the last applied index the node reported to this one,
 	// at Reported (zero if it never reported), and LogFault whether its
 	// Raft log was failing then (LogFault).
 	Applied  uint64

@@ -6,8 +6,9 @@ package node
 // writes. A write Goblin acknowledged is committed: a majority of the
 // voters hold it in their logs (durably under --fsync always), so at least
 // that many nodes other than this one hold it, with no round trip to ask.
-// On the leader, followers' progress reports (every half second) tell
-// which of them have applied it, and so hold it, beyond that majority.
+// The other nodes' progress reports (each node sends one to every other
+// every half second) tell which of them have applied it, and so hold it,
+// beyond that majority: on the leader as on a follower.
 // The count is what is known, never more than what holds the write.
 
 // Replicas is what this node knows of the other nodes' logs at one

@@ -14,8 +14,8 @@ import (
 // blocking until numreplicas did or timeout (milliseconds, 0: forever)
 // passed. Goblin counts the other nodes known to hold the connection's
 // last write (ReplicaBackend): an acknowledged write is committed, so at
-// least a majority of the voters hold it at once, and the leader learns
-// from its followers' progress reports which others do. The blocked WAITs
+// least a majority of the voters hold it at once, and every node learns
+// from the others' progress reports which of them do. The blocked WAITs
 // are counted again every waitPoll, all from one look at what the node
 // knows (waitQueue); a WAIT ends as Redis's does: the count reached,
 // the timeout, CLIENT UNBLOCK (TIMEOUT: the count then; ERROR), the
