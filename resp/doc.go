@@ -24,7 +24,10 @@
 // the first request's bytes as received (or an empty stand-in where it
 // would parse them otherwise than Redis), and the server runs the
 // Framer's parse of it, then detaches the connection from redcon and
-// serves it from the Framer's batches. Close stops admitting
+// serves it from the Framer's batches (connloop.go): a plaintext one from
+// inside its syscall.RawConn Read, so that a request costs one read
+// system call, as in Redis, not two; a batch with a blocking pop or WAIT
+// runs outside it. Close stops admitting
 // connections, waits for the batches in flight to answer, then closes
 // redcon's servers, which close the listeners and the connections.
 //
