@@ -16,8 +16,7 @@ import (
 //
 // A plaintext connection is served from inside its syscall.RawConn Read
 // (serveRaw), so that a request costs one read system call, as in Redis,
-// instead of two (resp/wire/rawread.go tells why). Two things are kept
-// outside it:
+// instead of two (resp/wire/rawread.go tells why). Two cases need more:
 //
 //   - a batch holding a command that can wait for data (a blocking pop,
 //     WAIT) runs outside, as its wait reads the socket from another
