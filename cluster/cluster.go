@@ -811,7 +811,12 @@ func (c *Cluster) refreshMeta() {
 // reportProgress tells the other nodes how far this node has applied the
 // log: for the leader's INFO replication (per-follower lag), and for
 // WAIT on any node, which counts the nodes known to hold a write.
+// A node that knows no leader (an election, a partition, not yet added)
+// does not report.
 func (c *Cluster) reportProgress() {
+	if c.node.LeaderID() == "" {
+		return
+	}
 	c.mu.Lock()
 	to := make([]memberlist.Node, 0, len(c.members))
 	for id, m := range c.members {
