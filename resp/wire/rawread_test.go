@@ -3,6 +3,7 @@
 package wire
 
 import (
+	"errors"
 	"io"
 	"syscall"
 	"testing"
@@ -59,5 +60,77 @@ func TestRawReadWaitsAfterShortRead(t *testing.T) {
 	f.EndRaw()
 	if f.rawFD != -1 || f.drained {
 		t.Fatal("EndRaw kept raw state")
+	}
+}
+
+// FuzzRawFramer: in raw mode, whatever the bytes and however they arrive
+// (chunks of a fuzzed size, each sent only once the Framer waits for the
+// socket), ReadBatch returns the requests and the protocol error that it
+// returns for the input in one read from a net.Conn.
+func FuzzRawFramer(f *testing.F) {
+	for _, s := range []string{
+		"*1\r\n$4\r\nPING\r\n",
+		"*2\r\n$4\r\nECHO\r\n$0\r\n\r\n*0\r\n*-1\r\n",
+		"PING\r\necho \"a b\"\n\r\n  \n",
+		"*3\r\n$3\r\nSET\r\n$1\r\na\r\n$1\r",
+		"*1\r\n$01\r\n",
+	} {
+		f.Add([]byte(s), uint8(1))
+		f.Add([]byte(s), uint8(5))
+	}
+	f.Fuzz(func(t *testing.T, in []byte, size uint8) {
+		if len(in) > 4096 {
+			return
+		}
+		n := int(size)%32 + 1
+		if got, whole := frameRaw(t, string(in), n), frame(string(in), 1<<20, false); got != whole {
+			t.Fatalf("raw mode, chunks of %d bytes: %q\none read: %q", n, got, whole)
+		}
+	})
+}
+
+// frameRaw runs input through ReadBatch in raw mode over a socket pair,
+// sending the next chunk of n bytes (or the end of the stream) whenever
+// the Framer would wait, and returns what frame returns.
+func frameRaw(t *testing.T, input string, n int) string {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fds[0])
+	defer syscall.Close(fds[1])
+	f := NewFramer(nil)
+	f.BeginRaw(fds[0])
+	var out []byte
+	limit := 2*len(input) + 4
+	for waits := 0; ; {
+		cmds, err := f.ReadBatch(nil)
+		if err == ErrWouldBlock {
+			if waits++; waits > limit {
+				t.Fatalf("still waiting after every byte was sent (%q)", out)
+			}
+			if input == "" {
+				syscall.Shutdown(fds[1], syscall.SHUT_WR)
+				continue
+			}
+			k := min(n, len(input))
+			if _, err := syscall.Write(fds[1], []byte(input[:k])); err != nil {
+				t.Fatal(err)
+			}
+			input = input[k:]
+			continue
+		}
+		if err != nil {
+			var pe *ProtocolError
+			if errors.As(err, &pe) {
+				out = append(out, pe.Reply()...)
+			} else if err != io.EOF {
+				t.Fatalf("ReadBatch: %v", err)
+			}
+			return string(out)
+		}
+		for _, argv := range cmds {
+			out = AppendCommand(out, argv...)
+		}
 	}
 }
