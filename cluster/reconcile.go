@@ -192,8 +192,16 @@ func movingAddr(id string) string { return "(moving) " + id }
 // configuration since the previous reconcile, whoever removed it: an
 // alive member is added back only once its Raft address answers again
 // with its ID. A node removed a moment after it was killed, while gossip
-// still counts it alive, so stays out.
+// still counts it alive, so stays out. The first reconcile of a
+// leadership has no previous one to compare with (a node may have been
+// removed just before it, GOBLIN REMOVE right after the election): it
+// forgets every check, and the nodes it adds are checked again.
 func (c *Cluster) noteRemovals(inConf map[string]node.Server) {
+	if c.lastConf == nil {
+		c.mu.Lock()
+		clear(c.verified)
+		c.mu.Unlock()
+	}
 	for id := range c.lastConf {
 		if _, ok := inConf[id]; !ok {
 			c.mu.Lock()
