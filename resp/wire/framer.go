@@ -71,11 +71,10 @@ type Framer struct {
 	stop error
 
 	// Raw mode (rawread.go): rawFD is the descriptor read from, -1 for
-	// none (conn is read); drained: the last read came back short; wait:
-	// the last fill stopped to wait for the socket, without a read if
-	// skipped.
-	rawFD                  int
-	drained, wait, skipped bool
+	// none (conn is read); drained: the last read came back short;
+	// skipped: the last wait for the socket came without a read.
+	rawFD            int
+	drained, skipped bool
 
 	// Background read-ahead while blocked.
 	mu      sync.Mutex
@@ -169,9 +168,7 @@ func (f *Framer) read(max int, flush func() error) ([][][]byte, error) {
 				return nil, err
 			}
 		}
-		f.fill()
-		if f.wait {
-			f.wait = false
+		if f.fill() {
 			return nil, ErrWouldBlock
 		}
 	}
@@ -205,8 +202,9 @@ func (f *Framer) countIn(n int) {
 
 // fill reads once from the connection, first moving the request being
 // parsed to the start of the buffer (no request is returned: nothing
-// points into it).
-func (f *Framer) fill() {
+// points into it). In raw mode it may instead report that the socket is
+// to be waited for first (wait).
+func (f *Framer) fill() (wait bool) {
 	rest := copy(f.in, f.in[f.req:])
 	f.in, f.pos, f.req = f.in[:rest], f.pos-f.req, 0
 	if cap(f.in)-len(f.in) < readChunk/4 {
@@ -226,7 +224,7 @@ func (f *Framer) fill() {
 	var n int
 	var err error
 	if f.rawFD >= 0 {
-		n, err = f.rawRead(f.in[len(f.in):cap(f.in)])
+		n, wait, err = f.rawRead(f.in[len(f.in):cap(f.in)])
 	} else {
 		n, err = f.conn.Read(f.in[len(f.in):cap(f.in)])
 	}
@@ -238,6 +236,7 @@ func (f *Framer) fill() {
 	if f.Limit != nil && int64(len(f.in)) > f.Limit.Load() {
 		f.queryBufferExceeded()
 	}
+	return wait
 }
 
 // queryBufferExceeded drops the buffer of a client that passed the query

@@ -52,23 +52,29 @@ func chunked(input string, n int) *Framer {
 // protocol error that ended them, if one did.
 func frame(input string, n int, first bool) string {
 	f := chunked(input, n)
+	out, _ := collect(func() ([][][]byte, error) {
+		if first {
+			argv, _, err := f.ReadFirst()
+			return [][][]byte{argv}, err
+		}
+		return f.ReadBatch(nil)
+	})
+	return out
+}
+
+// collect calls next until it fails and returns the requests it gave,
+// canonical, then the reply of the protocol error that ended them, if one
+// did; other errors than a protocol error are returned.
+func collect(next func() ([][][]byte, error)) (string, error) {
 	var out []byte
 	for {
-		var cmds [][][]byte
-		var err error
-		if first {
-			var argv [][]byte
-			argv, _, err = f.ReadFirst()
-			cmds = [][][]byte{argv}
-		} else {
-			cmds, err = f.ReadBatch(nil)
-		}
+		cmds, err := next()
 		if err != nil {
 			var pe *ProtocolError
 			if errors.As(err, &pe) {
-				out = append(out, pe.Reply()...)
+				return string(append(out, pe.Reply()...)), nil
 			}
-			return string(out)
+			return string(out), err
 		}
 		for _, argv := range cmds {
 			out = AppendCommand(out, argv...)

@@ -36,7 +36,7 @@ func (f *Framer) BeginRaw(fd int) {
 
 // EndRaw makes the Framer read from its net.Conn again.
 func (f *Framer) EndRaw() {
-	f.rawFD, f.drained, f.wait, f.skipped = -1, false, false, false
+	f.rawFD, f.drained, f.skipped = -1, false, false
 }
 
 // WaitedUnread reports whether the last ErrWouldBlock waits without a
@@ -44,23 +44,17 @@ func (f *Framer) EndRaw() {
 // pending unseen), rather than after a read that found nothing.
 func (f *Framer) WaitedUnread() bool { return f.skipped }
 
-// rawRead reads from the descriptor, or notes that the socket is to be
-// waited for first (f.wait).
-func (f *Framer) rawRead(p []byte) (int, error) {
-	f.skipped = false
+// rawRead reads from the descriptor, or reports that the socket is to be
+// waited for first (wait).
+func (f *Framer) rawRead(p []byte) (n int, wait bool, err error) {
+	f.skipped = f.drained
 	if f.drained {
 		f.drained = false
-		f.wait, f.skipped = true, true
-		return 0, nil
+		return 0, true, nil
 	}
-	n, again, err := readFD(f.rawFD, p)
-	switch {
-	case again:
-		f.wait = true
-		return 0, nil
-	case err != nil:
-		return 0, err
+	n, wait, err = readFD(f.rawFD, p)
+	if err == nil && !wait {
+		f.drained = n < len(p)
 	}
-	f.drained = n < len(p)
-	return n, nil
+	return n, wait, err
 }

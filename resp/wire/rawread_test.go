@@ -3,7 +3,6 @@
 package wire
 
 import (
-	"errors"
 	"io"
 	"syscall"
 	"testing"
@@ -101,13 +100,15 @@ func frameRaw(t *testing.T, input string, n int) string {
 	defer syscall.Close(fds[1])
 	f := NewFramer(nil)
 	f.BeginRaw(fds[0])
-	var out []byte
-	limit := 2*len(input) + 4
-	for waits := 0; ; {
-		cmds, err := f.ReadBatch(nil)
-		if err == ErrWouldBlock {
+	limit, waits := 2*len(input)+4, 0
+	out, err := collect(func() ([][][]byte, error) {
+		for {
+			cmds, err := f.ReadBatch(nil)
+			if err != ErrWouldBlock {
+				return cmds, err
+			}
 			if waits++; waits > limit {
-				t.Fatalf("still waiting after every byte was sent (%q)", out)
+				t.Fatal("still waiting after every byte was sent")
 			}
 			if input == "" {
 				syscall.Shutdown(fds[1], syscall.SHUT_WR)
@@ -118,19 +119,10 @@ func frameRaw(t *testing.T, input string, n int) string {
 				t.Fatal(err)
 			}
 			input = input[k:]
-			continue
 		}
-		if err != nil {
-			var pe *ProtocolError
-			if errors.As(err, &pe) {
-				out = append(out, pe.Reply()...)
-			} else if err != io.EOF {
-				t.Fatalf("ReadBatch: %v", err)
-			}
-			return string(out)
-		}
-		for _, argv := range cmds {
-			out = AppendCommand(out, argv...)
-		}
+	})
+	if err != nil && err != io.EOF {
+		t.Fatalf("ReadBatch: %v", err)
 	}
+	return out
 }
