@@ -47,6 +47,11 @@ type Node interface {
 	LeaderID() string
 	RaftState() string
 	AppliedIndex() uint64
+	// DurableIndex is how far what the node applied is durable in its
+	// log; SyncsAlways whether every entry its log holds is (--fsync
+	// always). For WAITAOF on every node.
+	DurableIndex() uint64
+	SyncsAlways() bool
 	// LogFault is the node's Raft log error (nil: it works).
 	LogFault() error
 	// Membership changes on the leader (they refuse elsewhere).
@@ -173,6 +178,11 @@ type member struct {
 	applied  uint64
 	reported time.Time
 	logFault bool
+	// durable and always: how far the node's log holds its applied
+	// entries durably, and whether it syncs every append (zero and false
+	// from builds that do not report them).
+	durable uint64
+	always  bool
 }
 
 var _ node.Peers = (*Cluster)(nil)
@@ -679,6 +689,7 @@ func (c *Cluster) Members() []node.Member {
 		out = append(out, node.Member{
 			ID: m.meta.ID, RaftAddr: m.meta.Raft, Addr: m.meta.Addr, Announce: m.meta.Announce, AnnounceTLS: m.meta.TLS,
 			State: m.state, Applied: m.applied, Reported: m.reported, LogFault: m.logFault, Entries: m.meta.Entries,
+			Durable: m.durable, SyncsAlways: m.always,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -809,8 +820,9 @@ func (c *Cluster) refreshMeta() {
 }
 
 // reportProgress tells the other nodes how far this node has applied the
-// log: for the leader's INFO replication (per-follower lag), and for
-// WAIT on any node, which counts the nodes known to hold a write.
+// log, and how far that is durable: for the leader's INFO replication
+// (per-follower lag), and for WAIT and WAITAOF on any node, which count
+// the nodes known to hold a write, and to hold it durably.
 // A node that knows no leader (an election, a partition, not yet added)
 // does not report.
 func (c *Cluster) reportProgress() {
@@ -828,7 +840,8 @@ func (c *Cluster) reportProgress() {
 	if len(to) == 0 {
 		return
 	}
-	msg := encodeMsg(msgProgress, &message{From: c.cfg.ID, Applied: c.node.AppliedIndex(), LogFault: c.node.LogFault() != nil})
+	msg := encodeMsg(msgProgress, &message{From: c.cfg.ID, Applied: c.node.AppliedIndex(), LogFault: c.node.LogFault() != nil,
+		Durable: c.node.DurableIndex(), Always: c.node.SyncsAlways()})
 	for i := range to {
 		c.ml.SendBestEffort(&to[i], msg)
 	}
@@ -873,6 +886,7 @@ func (c *Cluster) handleInbox() {
 				c.mu.Lock()
 				if mem, ok := c.members[m.From]; ok {
 					mem.applied, mem.reported, mem.logFault = m.Applied, time.Now(), m.LogFault
+					mem.durable, mem.always = m.Durable, m.Always
 				}
 				c.mu.Unlock()
 			}

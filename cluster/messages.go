@@ -17,7 +17,8 @@ const (
 	msgClaimReply
 	// msgRelease gives up a claim (the attempt failed).
 	msgRelease
-	// msgProgress tells the leader how far a follower has applied the log.
+	// msgProgress tells every other node how far the sender has applied
+	// the log, and how far that is durable.
 	msgProgress
 )
 
@@ -47,6 +48,10 @@ type message struct {
 	Applied uint64   `json:"applied,omitempty"`
 	// LogFault: the sender's Raft log is failing (progress reports).
 	LogFault bool `json:"log_fault,omitempty"`
+	// Durable: how far the sender's applied entries are durable in its
+	// log; Always: it syncs every append (progress reports).
+	Durable uint64 `json:"durable,omitempty"`
+	Always  bool   `json:"always,omitempty"`
 }
 
 func encodeMsg(k msgKind, m *message) []byte {

@@ -38,6 +38,7 @@ func init() {
 			"latest", "history", "reset", "doctor", "help")},
 		&Spec{Name: "monitor", Edge: true, InMulti: MultiRefuse},
 		&Spec{Name: "wait", Edge: true, InMulti: MultiAtExec},
+		&Spec{Name: "waitaof", Edge: true, InMulti: MultiAtExec},
 		// RESET is never queued: inside a transaction it runs at once and
 		// discards it, as in Redis.
 		&Spec{Name: "reset", Edge: true, InMulti: MultiRunNow},

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -106,6 +107,12 @@ type stores struct {
 	// leader defers the leader's own fdatasyncs (leadersync.go); nil
 	// when every append is synced as it is made.
 	leader *leaderSync
+	// Under everysec, applied reads the state machine's applied index
+	// (set once the node has one), and syncedApplied is the applied index
+	// a sync is known to cover: every entry applied up to it is durable
+	// in this node's log (durableindex.go).
+	applied       atomic.Pointer[func() uint64]
+	syncedApplied atomic.Uint64
 }
 
 // logCacheSize is how many recent entries stay in memory in front of the
@@ -230,13 +237,24 @@ func (s *stores) syncEverySecond() {
 	defer s.wg.Done()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
+	// synced: a sync succeeded since the start; until then what the log
+	// held at the start (a previous process's appends, perhaps never
+	// synced) is not known to be durable.
+	synced := false
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
-			if s.stats.unsyncedEntries.Load() == 0 {
-				continue // nothing appended since the last sync
+			// An entry is applied only after its append returned, and its
+			// append counted it as unsynced before returning: what was
+			// applied before the count is read is covered by the sync that
+			// follows, or by an earlier one when nothing waits.
+			applied := s.appliedIndex()
+			entries, cmds := s.stats.unsyncedEntries.Load(), s.stats.unsyncedCommands.Load()
+			if entries == 0 && synced {
+				s.syncedApplied.Store(applied) // nothing appended since the last sync
+				continue
 			}
 			start := time.Now()
 			if err := s.sync(); err != nil {
@@ -245,11 +263,24 @@ func (s *stores) syncEverySecond() {
 				if !s.ownFsync {
 					s.stats.fsync.Record(time.Since(start))
 				}
-				s.stats.durable()
+				// Only what was counted before the sync began is covered:
+				// an append made while it ran waits for the next one.
+				s.stats.durableUpTo(entries, cmds)
+				s.syncedApplied.Store(applied)
+				synced = true
 				s.guard.syncRecovered()
 			}
 		}
 	}
+}
+
+// appliedIndex is the state machine's applied index; 0 before the node
+// has a state machine.
+func (s *stores) appliedIndex() uint64 {
+	if f := s.applied.Load(); f != nil {
+		return (*f)()
+	}
+	return 0
 }
 
 func (s *stores) logStore() raft.LogStore       { return s.guard }

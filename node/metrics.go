@@ -29,6 +29,16 @@ func (s *logStats) durable() {
 	s.syncedCommands.Add(s.unsyncedCommands.Swap(0))
 }
 
+// durableUpTo records that the entries and commands counted as unsynced
+// when a sync began are on stable storage; what was appended while it ran
+// waits for the next.
+func (s *logStats) durableUpTo(entries, cmds uint64) {
+	s.unsyncedEntries.Add(-entries)
+	s.unsyncedCommands.Add(-cmds)
+	s.syncedEntries.Add(entries)
+	s.syncedCommands.Add(cmds)
+}
+
 // timedLog measures a log store's appends. syncs: each append ends with an
 // fsync (fsync always). ownFsync: the store times its fsyncs itself
 // (node/wal's OnSync); otherwise (raft-boltdb) an append under always is

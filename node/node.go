@@ -203,6 +203,8 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	n.stores = st
+	applied := n.fsm.Applied
+	st.applied.Store(&applied)
 	// What New opened is closed again, last first, if it fails.
 	var opened []func()
 	fail := func(err error) (*Node, error) {

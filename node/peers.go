@@ -60,6 +60,11 @@ type Member struct {
 	Applied  uint64
 	Reported time.Time
 	LogFault bool
+	// Durable is how far the node's applied entries were durable in its
+	// log at Reported, SyncsAlways whether it runs --fsync always (zero
+	// and false from builds that do not report them).
+	Durable     uint64
+	SyncsAlways bool
 	// Entries is the newest log entry version the node applies
 	// (raftfsm.VersionGroup; 0 from builds before groups), for the group
 	// gate (groupgate.go).

@@ -10,6 +10,12 @@ package node
 // every half second) tell which of them have applied it, and so hold it,
 // beyond that majority: on the leader as on a follower.
 // The count is what is known, never more than what holds the write.
+//
+// WAITAOF counts the nodes holding a write durably the same way, from
+// the durable index each report carries (durableindex.go). The majority
+// counts only when every other voter reported --fsync always: their logs
+// hold durably whatever they hold (a leader's deferred sync covers an
+// entry before it is answered or reported committed).
 
 // Replicas is what this node knows of the other nodes' logs at one
 // moment: Holding counts from it, for any number of indexes.
@@ -21,6 +27,11 @@ type Replicas struct {
 	// reports alive; Applied holds the indexes the others reported.
 	Others, Alive int
 	Applied       []uint64
+	// MajorityDurable is Majority when every other voter reported that
+	// it runs --fsync always, else 0; Durable holds the durable indexes
+	// the others reported.
+	MajorityDurable int
+	Durable         []uint64
 }
 
 // Replicas returns what this node knows of the other nodes' logs now. A
@@ -36,6 +47,7 @@ func (n *Node) Replicas() Replicas {
 	}
 	inConf := make(map[string]bool, len(conf))
 	voters, selfVoter := 0, false
+	otherVoters := map[string]bool{}
 	for _, s := range conf {
 		if s.Voter {
 			voters++
@@ -44,6 +56,9 @@ func (n *Node) Replicas() Replicas {
 		if !s.Current {
 			r.Others++
 			inConf[s.ID] = true
+			if s.Voter {
+				otherVoters[s.ID] = true
+			}
 		}
 	}
 	// A majority of the voters hold every committed entry (the current
@@ -62,7 +77,14 @@ func (n *Node) Replicas() Replicas {
 		}
 		if !m.Reported.IsZero() {
 			r.Applied = append(r.Applied, m.Applied)
+			r.Durable = append(r.Durable, m.Durable)
+			if m.SyncsAlways {
+				delete(otherVoters, m.ID)
+			}
 		}
+	}
+	if len(otherVoters) == 0 {
+		r.MajorityDurable = r.Majority
 	}
 	return r
 }
@@ -75,11 +97,26 @@ func (r Replicas) Holding(index uint64) int {
 	if index == 0 {
 		return r.Alive
 	}
-	reported := 0
-	for _, a := range r.Applied {
+	return min(max(r.Majority, atLeast(r.Applied, index)), r.Others)
+}
+
+// HoldingDurably returns how many nodes of the configuration other than
+// this one are known to hold the log up to index durably, an index
+// acknowledged as committed; for index 0, the ones gossip reports alive.
+func (r Replicas) HoldingDurably(index uint64) int {
+	if index == 0 {
+		return r.Alive
+	}
+	return min(max(r.MajorityDurable, atLeast(r.Durable, index)), r.Others)
+}
+
+// atLeast counts the indexes of reported that reach index.
+func atLeast(reported []uint64, index uint64) int {
+	n := 0
+	for _, a := range reported {
 		if a >= index {
-			reported++
+			n++
 		}
 	}
-	return min(max(r.Majority, reported), r.Others)
+	return n
 }

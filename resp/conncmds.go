@@ -21,7 +21,7 @@ var edgeHandlers = map[string]edgeFunc{
 	"unwatch": cmdUnwatch, "info": cmdInfo, "command": cmdCommand, "config": cmdConfig, "readonly": cmdReadonly,
 	"readwrite": cmdReadwrite, "role": cmdRole, "cluster": cmdCluster, "goblin": cmdGoblin, "acl": cmdACL,
 	"time": cmdTime, "slowlog": cmdSlowlog, "latency": cmdLatency, "monitor": cmdMonitor,
-	"reset": cmdReset, "wait": cmdWait,
+	"reset": cmdReset, "wait": cmdWait, "waitaof": cmdWaitaof,
 }
 
 func init() {

@@ -19,7 +19,7 @@ import (
 // instead of two (resp/wire/rawread.go tells why). Two cases need more:
 //
 //   - a batch holding a command that can wait for data (a blocking pop,
-//     WAIT) runs outside, as its wait reads the socket from another
+//     WAIT, WAITAOF) runs outside, as its wait reads the socket from another
 //     goroutine (Framer.WatchClose) and RawConn's Read holds the socket's
 //     read lock;
 //   - a wait that skipped a read, which cannot see an end of stream that
@@ -160,7 +160,7 @@ func (l *connLoop) serveRaw(rc syscall.RawConn) {
 }
 
 // mayWaitForData reports whether a batch holds a command that can wait
-// for data: a blocking pop or WAIT (queued in a transaction they do not
+// for data: a blocking pop, WAIT or WAITAOF (queued in a transaction they do not
 // wait, but are counted all the same).
 func mayWaitForData(cmds [][][]byte) bool {
 	for _, argv := range cmds {
@@ -170,7 +170,7 @@ func mayWaitForData(cmds [][][]byte) bool {
 		if c := argv[0][0] | 0x20; c != 'b' && c != 'w' {
 			continue
 		}
-		if spec := command.Find(argv[0]); spec != nil && (spec.Flags&command.Blocking != 0 || spec.Name == "wait") {
+		if spec := command.Find(argv[0]); spec != nil && (spec.Flags&command.Blocking != 0 || spec.Name == "wait" || spec.Name == "waitaof") {
 			return true
 		}
 	}

@@ -43,22 +43,41 @@ func cmdWait(c *client, argv [][]byte) {
 		c.replyError(err)
 		return
 	}
+	acks, ok := c.awaitAcks(timeout, func(r node.Replicas, index uint64) ([2]int, bool) {
+		have := r.Holding(index)
+		return [2]int{have}, int64(have) >= want
+	})
+	if ok {
+		c.reply(func(w *command.Writer) { w.Int(int64(acks[0])) })
+	}
+}
+
+// ackCount counts what a WAIT or WAITAOF waits for, from what the node
+// knows of its replicas, for the connection's last write (index), and
+// tells whether that is enough.
+type ackCount func(r node.Replicas, index uint64) (acks [2]int, enough bool)
+
+// awaitAcks blocks the client until count is enough for its last write,
+// or until the timeout (the counts then), as WAIT and WAITAOF do. ok is
+// false when the client is not to be answered (gone, the server closing)
+// or was answered with an error (CLIENT UNBLOCK ... ERROR).
+func (c *client) awaitAcks(timeout int64, count ackCount) (acks [2]int, ok bool) {
 	if c.capture == nil {
 		// The writes pipelined before it count: they are answered first.
 		// (Inside EXEC the transaction's entry was answered already.)
 		c.drain()
 	}
-	have := c.s.replicas().Holding(c.written)
-	if int64(have) >= want || c.capture != nil {
-		c.reply(func(w *command.Writer) { w.Int(int64(have)) })
-		return
+	index := c.written
+	acks, enough := count(c.s.replicas(), index)
+	if enough || c.capture != nil {
+		return acks, true
 	}
 	// The replies before this command leave now, as Redis sends them
 	// before a client blocks.
 	c.flushOut()
 	w := c.s.blocked.add(c.id, c.db, nil)
 	defer c.s.blocked.remove(w)
-	req := &waitRequest{index: c.written, want: want, done: make(chan int, 1)}
+	req := &waitRequest{index: index, count: count, done: make(chan [2]int, 1)}
 	c.s.waits.add(c.s, req)
 	defer c.s.waits.remove(req)
 	expired, stop := expiry(timeout)
@@ -69,21 +88,21 @@ func cmdWait(c *client, argv [][]byte) {
 		defer fc.fr.StopWatch()
 	}
 	select {
-	case have = <-req.done:
+	case acks = <-req.done:
 	case <-expired:
-		have = c.s.replicas().Holding(c.written)
+		acks, _ = count(c.s.replicas(), index)
 	case withError := <-w.unblock:
 		if withError {
 			c.replyError(errUnblocked)
-			return
+			return acks, false
 		}
-		have = c.s.replicas().Holding(c.written)
+		acks, _ = count(c.s.replicas(), index)
 	case <-gone:
-		return
+		return acks, false
 	case <-c.s.closing:
-		return
+		return acks, false
 	}
-	c.reply(func(w *command.Writer) { w.Int(int64(have)) })
+	return acks, true
 }
 
 // replicas is what the node knows of its replicas now.
@@ -94,15 +113,15 @@ func (s *Server) replicas() node.Replicas {
 	return node.Replicas{}
 }
 
-// waitRequest is a blocked WAIT: done receives the count once it reaches
-// want.
+// waitRequest is a blocked WAIT or WAITAOF: done receives the counts
+// once they are enough.
 type waitRequest struct {
 	index uint64
-	want  int64
-	done  chan int
+	count ackCount
+	done  chan [2]int
 }
 
-// waitQueue holds the blocked WAITs. One goroutine, running while any
+// waitQueue holds the blocked WAITs and WAITAOFs. One goroutine, running while any
 // waits, takes what the node knows of its replicas every waitPoll and
 // answers the requests whose count is reached: one look a poll however
 // many clients wait.
@@ -148,8 +167,8 @@ func (q *waitQueue) poll(s *Server) {
 		reps := s.replicas()
 		q.mu.Lock()
 		for r := range q.waiting {
-			if have := reps.Holding(r.index); int64(have) >= r.want {
-				r.done <- have
+			if acks, enough := r.count(reps, r.index); enough {
+				r.done <- acks
 				delete(q.waiting, r)
 			}
 		}
