@@ -140,3 +140,48 @@ func TestWaitCountsReplicas(t *testing.T) {
 		}
 	}
 }
+
+// WAITAOF on a 3-node cluster (--fsync always, the default) counts this
+// node's log and the other nodes' holding the connection's last write
+// durably: this node and the majority at once, the third node once its
+// progress report shows the write, on the leader and on a follower; a
+// stopped follower is not counted.
+func TestWaitaofCountsDurableCopies(t *testing.T) {
+	rng := testutil.Rand(t, 3)
+	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
+	leader := WaitLeader(t, nodes, 30*time.Second)
+	fs := Followers(nodes, leader)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	waitaof := func(conn *redis.Conn, local, replicas, ms int64) []int64 {
+		t.Helper()
+		got, err := conn.Do(ctx, "WAITAOF", local, replicas, ms).Int64Slice()
+		if err != nil || len(got) != 2 {
+			t.Fatalf("WAITAOF %d %d %d: %v %v", local, replicas, ms, got, err)
+		}
+		return got
+	}
+	for _, n := range []*ClusterNode{leader, fs[0]} {
+		conn := n.Client().Conn()
+		defer conn.Close()
+		if err := conn.ZAdd(ctx, "k", redis.Z{Score: 1, Member: n.ID}).Err(); err != nil {
+			t.Fatal(err)
+		}
+		// Blocks only until the others' first reports say they sync always.
+		if got := waitaof(conn, 1, 1, 0); got[0] != 1 || got[1] < 1 {
+			t.Fatalf("%s: WAITAOF 1 1 0 after a write: %v", n.ID, got)
+		}
+		if got := waitaof(conn, 1, 2, 20000); got[0] != 1 || got[1] != 2 {
+			t.Fatalf("%s: WAITAOF 1 2 after a write, every node up: %v", n.ID, got)
+		}
+	}
+	fs[1].Kill()
+	conn := leader.Client().Conn()
+	defer conn.Close()
+	if err := conn.ZAdd(ctx, "k", redis.Z{Score: 2, Member: "x"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := waitaof(conn, 1, 2, 1500); got[0] != 1 || got[1] != 1 {
+		t.Fatalf("WAITAOF 1 2 1500 with a follower down: %v, want [1 1]", got)
+	}
+}
