@@ -1,12 +1,9 @@
 package raftfsm
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"slices"
 )
 
 // A chunk is one piece of a data entry (a command, a pipeline's batch, a
@@ -44,8 +41,8 @@ import (
 //     leaves them behind;
 //   - a piece that would keep more than chunkMaxBytes of pieces in all
 //     breaks its entry;
-//   - a Raft snapshot holds the pieces kept (format 4, written only
-//     then), so a node restoring it has them when the rest comes.
+//   - a snapshot is not taken while pieces are kept (ErrChunksPending):
+//     a node restoring it would lack them when the rest came.
 //
 // Every node decides all of this from the log alone, so every node keeps
 // and drops the same pieces. The whole entry is checked as the leader
@@ -85,6 +82,9 @@ var (
 	// ErrChunkBroken is the result of a piece that does not follow the
 	// pieces kept for its entry: nothing of the entry was applied.
 	ErrChunkBroken = errors.New("raftfsm: a piece of a split entry is missing: nothing of it was applied")
+	// ErrChunksPending refuses a snapshot while an entry's pieces are
+	// kept.
+	ErrChunksPending = errors.New("raftfsm: a write split over several log entries is being applied; the snapshot is taken later")
 )
 
 // SplitEntry returns the OpChunk entries that carry data, the encoded
@@ -203,89 +203,6 @@ func (f *FSM) failChunked(index, term uint64, cause error) Result {
 			"index", index, "term", term, "error", cause)
 	}
 	return Result{Index: index, Err: fmt.Errorf("%w (index %d): %w", ErrEntryFailed, index, cause)}
-}
-
-// keptChunks returns a copy of the pieces kept, for a snapshot: the
-// bytes are shared (appending never changes what a buffer holds).
-func (f *FSM) keptChunks() map[uint64]*chunkBuf {
-	if len(f.chunks) == 0 {
-		return nil
-	}
-	out := make(map[uint64]*chunkBuf, len(f.chunks))
-	for of, b := range f.chunks {
-		c := *b
-		c.data = b.data[:len(b.data):len(b.data)]
-		out[of] = &c
-	}
-	return out
-}
-
-// setChunks replaces the pieces kept (a snapshot restored).
-func (f *FSM) setChunks(kept map[uint64]*chunkBuf) {
-	f.chunks, f.chunkBytes = kept, 0
-	for _, b := range kept {
-		f.chunkBytes += len(b.data)
-	}
-}
-
-// appendChunks appends the snapshot section of the pieces kept, in
-// order of their entry's ID:
-//
-//	[count uvarint]{[of u64][term uvarint][first uvarint][time varint][next uvarint][len uvarint][data]}*count
-func appendChunks(dst []byte, kept map[uint64]*chunkBuf) []byte {
-	ids := make([]uint64, 0, len(kept))
-	for of := range kept {
-		ids = append(ids, of)
-	}
-	slices.Sort(ids)
-	dst = binary.AppendUvarint(dst, uint64(len(ids)))
-	for _, of := range ids {
-		b := kept[of]
-		dst = binary.BigEndian.AppendUint64(dst, of)
-		dst = binary.AppendUvarint(dst, b.term)
-		dst = binary.AppendUvarint(dst, b.first)
-		dst = binary.AppendVarint(dst, b.time)
-		dst = binary.AppendUvarint(dst, uint64(b.next))
-		dst = binary.AppendUvarint(dst, uint64(len(b.data)))
-		dst = append(dst, b.data...)
-	}
-	return dst
-}
-
-// readChunks reads the section appendChunks writes.
-func readChunks(r *bufio.Reader) (map[uint64]*chunkBuf, error) {
-	bad := fmt.Errorf("%w: the snapshot's kept pieces", ErrCorrupt)
-	n, err := binary.ReadUvarint(r)
-	if err != nil || n == 0 || n > 1<<20 {
-		return nil, bad
-	}
-	kept := make(map[uint64]*chunkBuf, n)
-	total := 0
-	for range n {
-		var of [8]byte
-		if _, err := io.ReadFull(r, of[:]); err != nil {
-			return nil, bad
-		}
-		b := &chunkBuf{}
-		var next, size uint64
-		var errs [5]error
-		b.term, errs[0] = binary.ReadUvarint(r)
-		b.first, errs[1] = binary.ReadUvarint(r)
-		b.time, errs[2] = binary.ReadVarint(r)
-		next, errs[3] = binary.ReadUvarint(r)
-		size, errs[4] = binary.ReadUvarint(r)
-		if errors.Join(errs[:]...) != nil || next == 0 || next > 1<<32-1 || size > uint64(chunkMaxBytes-total) {
-			return nil, bad
-		}
-		b.next = uint32(next)
-		b.data = make([]byte, size)
-		if _, err := io.ReadFull(r, b.data); err != nil {
-			return nil, bad
-		}
-		total += int(size)
-		kept[binary.BigEndian.Uint64(of[:])] = b
-	}
-	return kept, nil
 }
 
 // dropChunk forgets the pieces kept for the entry of.

@@ -20,12 +20,11 @@ import (
 // copies no member: the sets share their leaves with it copy-on-write.
 // Persist encodes the view while applies continue.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
-	st := f.Capture()
-	// Raft calls it on its FSM goroutine, the only one that changes the
-	// kept pieces: a node restoring the snapshot needs them when the rest
-	// of their entries come (chunk.go).
-	st.chunks = f.keptChunks()
-	return &snapshot{st: st, released: f.OnSnapshotReleased}, nil
+	if len(f.chunks) > 0 {
+		// A node restoring it would lack the pieces kept (chunk.go).
+		return nil, ErrChunksPending
+	}
+	return &snapshot{st: f.Capture(), released: f.OnSnapshotReleased}, nil
 }
 
 // Restore replaces the state with a snapshot. The snapshot is verified
@@ -42,8 +41,8 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.applier.KS = st.KS
 	f.applier.now = st.Now
 	f.applier.setACL(st.acl, vanished(f.applier.acl.users, st.acl.users))
-	f.applied.Store(st.Index) // before the new state is visible (Capture)
-	f.setChunks(st.chunks)
+	f.applied.Store(st.Index)       // before the new state is visible (Capture)
+	f.chunks, f.chunkBytes = nil, 0 // the snapshot's index follows no kept piece
 	old.Unlock()
 	f.mu.Unlock()
 	// The state now reflects the log up to index: readers waiting for an
@@ -67,9 +66,6 @@ type State struct {
 	Index uint64
 	acl   aclState
 	view  *keyspace.View
-	// chunks are the pieces of split entries kept at Index (a Raft
-	// snapshot's only; written as format 4, chunk.go).
-	chunks map[uint64]*chunkBuf
 }
 
 // View returns the state's keyspace as a view: the captured one, or a
@@ -91,7 +87,6 @@ func (s *State) ACLUsers() *acl.Users { return s.acl.users }
 // as before ACLs were replicated), version 1 also as index 0.
 var (
 	snapshotMagic   = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 3}
-	snapshotMagicV4 = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 4}
 	snapshotMagicV2 = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 2}
 	snapshotMagicV1 = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 1}
 )
@@ -101,7 +96,7 @@ var errNotSnapshot = errors.New("raftfsm: not a goblin snapshot")
 // knownMagic reports whether magic starts a snapshot of a version this
 // build reads.
 func knownMagic(magic [8]byte) bool {
-	return magic == snapshotMagic || magic == snapshotMagicV4 || magic == snapshotMagicV2 || magic == snapshotMagicV1
+	return magic == snapshotMagic || magic == snapshotMagicV2 || magic == snapshotMagicV1
 }
 
 type snapshot struct {
@@ -133,11 +128,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func WriteSnapshot(w io.Writer, st *State) error {
 	h := crc32.New(castagnoli)
 	mw := io.MultiWriter(w, h)
-	magic := snapshotMagic
-	if len(st.chunks) > 0 {
-		magic = snapshotMagicV4 // older builds read the others
-	}
-	hdr := append(magic[:], make([]byte, 0, 20)...)
+	hdr := append(snapshotMagic[:], make([]byte, 0, 20)...)
 	hdr = binary.AppendVarint(hdr, st.Now)
 	hdr = binary.AppendUvarint(hdr, st.Index)
 	if _, err := mw.Write(hdr); err != nil {
@@ -148,11 +139,6 @@ func WriteSnapshot(w io.Writer, st *State) error {
 	}
 	if _, err := mw.Write(st.acl.encode(nil)); err != nil {
 		return err
-	}
-	if len(st.chunks) > 0 {
-		if _, err := mw.Write(appendChunks(nil, st.chunks)); err != nil {
-			return err
-		}
 	}
 	var sum [4]byte
 	binary.LittleEndian.PutUint32(sum[:], h.Sum32())
@@ -182,13 +168,8 @@ func ReadSnapshot(r io.Reader) (*State, error) {
 	if st.KS, err = keyspace.Decode(br); err != nil {
 		return nil, err
 	}
-	if magic == snapshotMagic || magic == snapshotMagicV4 {
+	if magic == snapshotMagic {
 		if st.acl, err = readACLSection(br); err != nil {
-			return nil, err
-		}
-	}
-	if magic == snapshotMagicV4 {
-		if st.chunks, err = readChunks(br); err != nil {
 			return nil, err
 		}
 	}
