@@ -34,20 +34,14 @@ import (
 //     every later piece of that entry; nothing of it is applied;
 //   - the pieces kept are dropped when an entry of a later term is
 //     applied (their entry's remaining pieces, fenced to the earlier
-//     term, can no longer take effect), when the state's clock (the
-//     leader's, recorded in the entries) passed chunkMaxMillis since the
-//     first piece's time, or chunkMaxAge log entries since its index: a
-//     proposer that stopped half way (it failed, or a piece was refused)
-//     leaves them behind;
-//   - a piece that would keep more than chunkMaxBytes of pieces in all
-//     breaks its entry;
+//     term, can no longer take effect), or when chunkMaxAge log entries
+//     passed since the first;
 //   - a snapshot is not taken while pieces are kept (ErrChunksPending):
 //     a node restoring it would lack them when the rest came.
 //
 // Every node decides all of this from the log alone, so every node keeps
 // and drops the same pieces. The whole entry is checked as the leader
-// checks a client's entry (Validate), and must be a data entry (a
-// command, a batch, a transaction), before it is applied; one that fails
+// checks a client's entry (Validate) before it is applied; one that fails
 // is recorded as failed.
 
 // Chunk is an OpChunk entry's payload.
@@ -66,17 +60,9 @@ const ChunkOverhead = 2 + proposalHeader + 8 + binary.MaxVarintLen32 + 1
 // record them as failed entries while the others apply them.
 const ChunkMinVersion = 4
 
-// If an entry's last piece never comes, its pieces are kept until the
-// state's clock passed chunkMaxMillis since its first piece's time, or
-// chunkMaxAge log entries were applied after it. chunkMaxBytes bounds
-// the pieces kept in all (a node's largest entry, wal.MaxEntryData, is
-// just under 1 GiB).
-const (
-	chunkMaxMillis = 60_000
-	chunkMaxAge    = 1 << 20
-)
-
-var chunkMaxBytes = 1 << 30 // a variable for tests
+// chunkMaxAge is how many log entries the pieces of an entry are kept
+// after its first piece's index, if its last piece never comes.
+const chunkMaxAge = 1 << 20
 
 var (
 	// ErrChunkBroken is the result of a piece that does not follow the
@@ -137,7 +123,6 @@ func decodeChunk(d *decoder, e *Entry) *Chunk {
 // chunkBuf is what is kept of an entry's pieces.
 type chunkBuf struct {
 	term, first uint64 // the pieces' term, the first piece's index
-	time        int64  // the first piece's time
 	next        uint32 // the Seq the next piece must have
 	data        []byte
 }
@@ -158,32 +143,26 @@ func (f *FSM) applyChunk(index, term uint64, c *Chunk, now int64) Result {
 	b := f.chunks[c.Of]
 	switch {
 	case c.Seq == 0:
-		f.dropChunk(c.Of)
-		b = &chunkBuf{term: term, first: index, time: now}
+		b = &chunkBuf{term: term, first: index}
 		if f.chunks == nil {
 			f.chunks = map[uint64]*chunkBuf{}
 		}
 		f.chunks[c.Of] = b
 	case b == nil || b.term != term || b.next != c.Seq:
-		f.dropChunk(c.Of)
-		return Result{Index: index, Err: ErrChunkBroken}
-	}
-	if f.chunkBytes+len(c.Piece) > chunkMaxBytes {
-		f.dropChunk(c.Of)
+		delete(f.chunks, c.Of)
 		return Result{Index: index, Err: ErrChunkBroken}
 	}
 	b.data = append(b.data, c.Piece...)
-	f.chunkBytes += len(c.Piece)
 	b.next++
 	if !c.Last {
 		return Result{Index: index}
 	}
-	f.dropChunk(c.Of)
+	delete(f.chunks, c.Of)
 	var whole Entry
 	if err := DecodeInto(&whole, b.data); err != nil {
 		return f.failChunked(index, term, err)
 	}
-	if err := Validate(&whole); err != nil || (whole.Op != OpCommand && whole.Op != OpBatch && whole.Op != OpMulti) {
+	if err := Validate(&whole); err != nil || whole.Op == OpACL {
 		if err == nil {
 			err = fmt.Errorf("%w: %v", ErrInvalidEntry, whole.Op)
 		}
@@ -205,22 +184,12 @@ func (f *FSM) failChunked(index, term uint64, cause error) Result {
 	return Result{Index: index, Err: fmt.Errorf("%w (index %d): %w", ErrEntryFailed, index, cause)}
 }
 
-// dropChunk forgets the pieces kept for the entry of.
-func (f *FSM) dropChunk(of uint64) {
-	if b := f.chunks[of]; b != nil {
-		f.chunkBytes -= len(b.data)
-		delete(f.chunks, of)
-	}
-}
-
-// dropStaleChunks drops the pieces kept from terms before term, since
-// more than chunkMaxMillis before the state's clock, or for chunkMaxAge
-// entries before index.
+// dropStaleChunks drops the pieces kept from terms before term, or for
+// chunkMaxAge entries before index.
 func (f *FSM) dropStaleChunks(index, term uint64) {
-	now := f.applier.Now()
 	for of, b := range f.chunks {
-		if b.term < term || now-b.time > chunkMaxMillis || index > b.first+chunkMaxAge {
-			f.dropChunk(of)
+		if b.term < term || index > b.first+chunkMaxAge {
+			delete(f.chunks, of)
 		}
 	}
 }

@@ -137,35 +137,11 @@ func TestBrokenChunksApplyNothing(t *testing.T) {
 		t.Fatalf("the pieces proposed again: %v", last.Err)
 	}
 
-	// Pieces whose last never comes are dropped after chunkMaxAge entries,
-	// or once the state's clock passed chunkMaxMillis since the first.
+	// Pieces whose last never comes are dropped after chunkMaxAge entries.
 	f = New()
 	apply(f, logs[0])
 	apply(f, &raft.Log{Index: 2 + chunkMaxAge, Term: 2, Type: raft.LogNoop})
 	check(f, "after chunkMaxAge entries")
-	f = New()
-	apply(f, logs[0])
-	late := commandEntry(chunkMaxMillis+1, NewCommand(0, "zadd", "other", "1", "x")).Encode(nil)
-	apply(f, &raft.Log{Index: 2, Term: 2, Type: raft.LogCommand, Data: late})
-	apply(f, &raft.Log{Index: 3, Term: 2, Type: raft.LogNoop})
-	check(f, "after chunkMaxMillis")
-
-	// More than chunkMaxBytes kept in all breaks the entry.
-	old := chunkMaxBytes
-	chunkMaxBytes = 2 * 3000
-	defer func() { chunkMaxBytes = old }()
-	f = New()
-	var res []Result
-	for _, l := range logs {
-		res = append(res, apply(f, l))
-	}
-	if !errors.Is(res[2].Err, ErrChunkBroken) || !errors.Is(res[len(res)-1].Err, ErrChunkBroken) {
-		t.Fatalf("a third piece of 3000 bytes past a bound of 6000: %v, last %v", res[2].Err, res[len(res)-1].Err)
-	}
-	check(f, "past chunkMaxBytes")
-	if f.chunkBytes != 0 {
-		t.Fatalf("%d bytes counted kept", f.chunkBytes)
-	}
 }
 
 // A snapshot is refused while pieces are kept, and taken once the entry
@@ -204,9 +180,7 @@ func TestSnapshotWaitsForChunks(t *testing.T) {
 // is recorded as failed when whole.
 func TestChunkedEntryIsValidated(t *testing.T) {
 	rules := (&Entry{Op: OpRules, Rules: []Rule{{Pattern: "*", Layout: 1}}}).Encode(nil)
-	nested := (&Entry{Op: OpChunk, Chunk: &Chunk{Of: 9, Last: true, Piece: bigMulti(1)}}).Encode(nil)
-	acl := (&Entry{Op: OpACL, ACL: &ACLChange{}}).Encode(nil)
-	for name, data := range map[string][]byte{"rules": rules, "garbage": []byte{Version, byte(OpCommand), 9, 9, 9}, "a chunk": nested, "acl": acl} {
+	for name, data := range map[string][]byte{"rules": rules, "garbage": []byte{Version, byte(OpCommand), 9, 9, 9}} {
 		f := New()
 		var last Result
 		for _, l := range chunkLogs(SplitEntry(data, 1, 2), 1, 1) {

@@ -32,8 +32,6 @@ type FSM struct {
 	// not been applied yet, by the entry's ID (chunk.go). Only raft's FSM
 	// goroutine (apply, snapshot, restore) touches it.
 	chunks map[uint64]*chunkBuf
-	// chunkBytes is what chunks keeps in all.
-	chunkBytes int
 	// OnSnapshotReleased, if set, is called once raft is done with a
 	// snapshot (persisted or not) and its clone of the state is garbage.
 	OnSnapshotReleased func()

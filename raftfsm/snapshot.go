@@ -41,8 +41,8 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.applier.KS = st.KS
 	f.applier.now = st.Now
 	f.applier.setACL(st.acl, vanished(f.applier.acl.users, st.acl.users))
-	f.applied.Store(st.Index)       // before the new state is visible (Capture)
-	f.chunks, f.chunkBytes = nil, 0 // the snapshot's index follows no kept piece
+	f.applied.Store(st.Index) // before the new state is visible (Capture)
+	f.chunks = nil            // the snapshot's index follows no kept piece
 	old.Unlock()
 	f.mu.Unlock()
 	// The state now reflects the log up to index: readers waiting for an
