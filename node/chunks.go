@@ -12,7 +12,7 @@ import (
 // A cluster keeps each log entry within MaxClusterEntryBytes (write.go
 // tells why). A data entry larger than that (one command with large
 // arguments, a long transaction) is split into pieces that each fit, and
-// the pieces are proposed in order, a few at a time, as entries of their own
+// the pieces are proposed in order, at once, as entries of their own
 // (raftfsm/chunk.go): the state machine applies the whole entry when its
 // last piece is applied, so the write takes effect whole or not at all,
 // at the last piece's index. Such a write may be up to MaxSplitBytes.
@@ -26,15 +26,19 @@ import (
 // them (gossiped Member.Entries, as with groups: groupgate.go); until
 // then, during a rolling upgrade, such a write is refused as before.
 
-// proposeSplit proposes data, the encoded data entry of a write too
-// large for one log entry of this cluster, in pieces stamped with the
-// clock now, and returns the function that waits for its outcome; nil
-// when some server does not apply pieces (the write is then refused as
-// too large for one entry). It returns once the last piece is proposed,
-// or once an earlier piece failed. The whole entry's own proposal header
-// is ignored where it is applied: each piece carries its own.
-func (n *Node) proposeSplit(data []byte, now int64, here bool) func() (raftfsm.Result, error) {
-	if !n.serversApply(raftfsm.ChunkMinVersion) {
+// proposeSplit proposes e in pieces when it is too large for one log
+// entry of this cluster and may be split, and returns the function that
+// waits for its outcome; nil when e goes as one entry (or is refused as
+// too large by propose). It returns once the last piece is proposed, or
+// once an earlier piece failed.
+func (n *Node) proposeSplit(e *raftfsm.Entry, here bool) func() (raftfsm.Result, error) {
+	if n.peers == nil || !isData(e.Op) {
+		return nil
+	}
+	h := *e
+	h.Term, h.Proposal = 0, 0 // each piece carries the fence
+	data := h.Encode(nil)
+	if len(data)+64 <= maxClusterEntryBytes || !n.serversApply(raftfsm.ChunkMinVersion) {
 		return nil
 	}
 	if limit := min(maxSplitBytes, maxEntryBytes); len(data) > limit {
@@ -59,7 +63,7 @@ func (n *Node) proposeSplit(data []byte, now int64, here bool) func() (raftfsm.R
 				break // the entry cannot be whole: send no more
 			}
 		}
-		pc.Time = now
+		pc.Time = e.Time
 		waits = append(waits, n.propose(pc, here).Wait)
 	}
 	rest := waits[done:]

@@ -48,8 +48,6 @@ type Pending struct {
 	f   raft.ApplyFuture
 	fwd Forwarded
 	err error
-	// split waits for a write proposed in pieces instead (chunks.go).
-	split func() (raftfsm.Result, error)
 }
 
 // Propose hands e to the log without waiting and returns a function that
@@ -61,6 +59,9 @@ type Pending struct {
 // to read its own write. Any other entry is answered once applied here.
 // Entries proposed by one goroutine are committed in the order proposed.
 func (n *Node) Propose(e *raftfsm.Entry) func() (raftfsm.Result, error) {
+	if w := n.proposeSplit(e, !isData(e.Op)); w != nil {
+		return w
+	}
 	return n.propose(e, !isData(e.Op)).Wait
 }
 
@@ -98,11 +99,6 @@ func (n *Node) propose(e *raftfsm.Entry, here bool) *Pending {
 	h.Term, h.Proposal = 0, n.props.newID()
 	p.data = h.Encode(nil)
 	p.prop.id = h.Proposal
-	if n.peers != nil && len(p.data) > maxClusterEntryBytes && isData(e.Op) {
-		if split := n.proposeSplit(p.data, e.Time, here); split != nil {
-			return &Pending{split: split}
-		}
-	}
 	if err := n.entrySizeErr(p.data); err != nil {
 		return &Pending{err: err}
 	}
@@ -268,9 +264,6 @@ func (n *Node) pause(deadline time.Time, d time.Duration) error {
 // now, within the deadline; a caller's later entries wait behind this one
 // (Wait is called in order), so they stay in order.
 func (p *Pending) Wait() (raftfsm.Result, error) {
-	if p.split != nil {
-		return p.split()
-	}
 	for {
 		res, err := p.wait()
 		retry := errors.Is(err, ErrNotLeader) || errors.Is(err, ErrNoLeader)
@@ -451,6 +444,9 @@ func resultErr(res raftfsm.Result) error {
 
 // Apply proposes e and waits for its result.
 func (n *Node) Apply(e *raftfsm.Entry) (raftfsm.Result, error) {
+	if w := n.proposeSplit(e, true); w != nil {
+		return w()
+	}
 	return n.propose(e, true).Wait()
 }
 
