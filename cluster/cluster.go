@@ -235,7 +235,7 @@ func New(cfg Config) (*Cluster, error) {
 			Announce: cfg.Announce,
 			TLS:      cfg.AnnounceTLS,
 			Expect:   cfg.BootstrapExpect,
-			Entries:  cmp.Or(cfg.entries, raftfsm.ChunkMinVersion),
+			Entries:  cmp.Or(cfg.entries, raftfsm.VersionGroup),
 		},
 	}
 	c.addrs = &raftAddrs{c: c}

@@ -384,7 +384,7 @@ func (p *testPeers) entries(id string) int {
 	if p.oldBuild[id] {
 		return raftfsm.VersionProposal
 	}
-	return raftfsm.ChunkMinVersion
+	return raftfsm.VersionGroup
 }
 
 func (p *testPeers) Members() []Member {

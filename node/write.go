@@ -59,9 +59,6 @@ type Pending struct {
 // to read its own write. Any other entry is answered once applied here.
 // Entries proposed by one goroutine are committed in the order proposed.
 func (n *Node) Propose(e *raftfsm.Entry) func() (raftfsm.Result, error) {
-	if w := n.proposeSplit(e, !isData(e.Op)); w != nil {
-		return w
-	}
 	return n.propose(e, !isData(e.Op)).Wait
 }
 
@@ -166,8 +163,7 @@ const MaxEntryBytes = wal.MaxEntryData - 64<<10
 // election every time; 48 MB stalled followers 406 ms, past the heartbeat
 // timeout; a follower restarted behind 100 entries of 16 MB never caught
 // up (every request of them timed out), behind 300 of 2 MB only after a
-// timeout; entries of 1 MiB make requests of 256 MiB at most. A larger
-// data write is proposed in pieces (chunks.go).
+// timeout; entries of 1 MiB make requests of 256 MiB at most.
 const MaxClusterEntryBytes = 1 << 20
 
 // maxEntryBytes and maxClusterEntryBytes are the limits entrySizeErr
@@ -436,7 +432,7 @@ func (p *Pending) learn(deadline time.Time) (raftfsm.Result, error) {
 // resultErr is the error an applied entry's result carries, as a node
 // error.
 func resultErr(res raftfsm.Result) error {
-	if errors.Is(res.Err, raftfsm.ErrOtherTerm) || errors.Is(res.Err, raftfsm.ErrChunkBroken) {
+	if errors.Is(res.Err, raftfsm.ErrOtherTerm) {
 		return ErrNotApplied
 	}
 	return res.Err
@@ -444,9 +440,6 @@ func resultErr(res raftfsm.Result) error {
 
 // Apply proposes e and waits for its result.
 func (n *Node) Apply(e *raftfsm.Entry) (raftfsm.Result, error) {
-	if w := n.proposeSplit(e, true); w != nil {
-		return w()
-	}
 	return n.propose(e, true).Wait()
 }
 

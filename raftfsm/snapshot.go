@@ -20,10 +20,6 @@ import (
 // copies no member: the sets share their leaves with it copy-on-write.
 // Persist encodes the view while applies continue.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
-	if len(f.chunks) > 0 {
-		// A node restoring it would lack the pieces kept (chunk.go).
-		return nil, ErrChunksPending
-	}
 	return &snapshot{st: f.Capture(), released: f.OnSnapshotReleased}, nil
 }
 
@@ -42,7 +38,6 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.applier.now = st.Now
 	f.applier.setACL(st.acl, vanished(f.applier.acl.users, st.acl.users))
 	f.applied.Store(st.Index) // before the new state is visible (Capture)
-	f.chunks = nil            // the snapshot's index follows no kept piece
 	old.Unlock()
 	f.mu.Unlock()
 	// The state now reflects the log up to index: readers waiting for an
