@@ -200,7 +200,7 @@ func appendMultibulk(r *rand.Rand, b []byte) []byte {
 	b = append(b, '*')
 	b = append(b, count...)
 	b = append(b, crlf(r)...)
-	for _, a := range args {
+	for i, a := range args {
 		prefix, n := "$", strconv.Itoa(len(a))
 		switch r.IntN(14) {
 		case 0:
@@ -219,7 +219,16 @@ func appendMultibulk(r *rand.Rand, b []byte) []byte {
 		b = append(b, crlf(r)...)
 		b = append(b, a...)
 		if r.IntN(8) == 0 {
-			b = append(b, argByte(r), argByte(r)) // Redis skips any two bytes
+			// Redis skips any two bytes. After the name they are not NUL:
+			// with the length one too long the name would end in one, and
+			// Redis's command table compares names up to a NUL but hashes
+			// every byte, so such a name finds its command only when the
+			// hash seed Redis picks at start puts both in one bucket.
+			c := argByte(r)
+			for i == 0 && c == 0 {
+				c = argByte(r)
+			}
+			b = append(b, c, argByte(r))
 		} else {
 			b = append(b, "\r\n"...)
 		}
