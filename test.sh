@@ -26,6 +26,7 @@ phase "go test -race"
 e2e_log=$(mktemp)
 # In a process group of its own, so that a failure elsewhere stops it and
 # every process it started.
+export GOBLIN_E2E_RUN="run$$"
 setsid go test -race -count=1 -timeout 30m ./e2e >"$e2e_log" 2>&1 &
 e2e_pid=$!
 e2e_done() {
@@ -36,7 +37,24 @@ e2e_done() {
 	rm -f "$e2e_log"
 	return "$rc"
 }
-trap 'kill -- "-$e2e_pid" 2>/dev/null || true' EXIT
+# A failure elsewhere stops e2e before its tests' cleanups run: the
+# containers, networks, volumes and images its Docker tests made are named
+# after this run's tag (GOBLIN_E2E_RUN), and removed here.
+e2e_stop() {
+	kill -- "-$e2e_pid" 2>/dev/null || true
+	command -v docker >/dev/null || return 0
+	local mine="^goblin(-drill)?-e2e-$GOBLIN_E2E_RUN-"
+	local kind list
+	for kind in container network volume; do
+		list=(docker "$kind" ls --format '{{.Name}} {{.Label "com.docker.compose.project"}}')
+		[ "$kind" = container ] && list=(docker container ls -a --format '{{.ID}} {{.Label "com.docker.compose.project"}}')
+		"${list[@]}" 2>/dev/null | awk -v re="$mine" '$2 ~ re { print $1 }' |
+			xargs -r docker "$kind" rm -f >/dev/null 2>&1 || true
+	done
+	docker image ls --format '{{.Repository}}:{{.Tag}}' 2>/dev/null |
+		grep -E "^goblin(-drill)?-e2e:$GOBLIN_E2E_RUN-" | xargs -r docker rmi -f >/dev/null 2>&1 || true
+}
+trap e2e_stop EXIT
 go test -race -count=1 -timeout 30m $(go list ./... | grep -v '/e2e$')
 (cd bench && go test -race -count=1 -timeout 10m ./...)
 # go-redis's RouteByLatency races inside the client under -race, so that
