@@ -61,6 +61,10 @@ type drillReport struct {
 	} `json:"witness"`
 	Linearizability struct {
 		Result string `json:"result"`
+		Keys   []struct {
+			Key    string `json:"key"`
+			Result string `json:"result"`
+		} `json:"keys"`
 	} `json:"linearizability"`
 	Divergent []string `json:"divergent"`
 	Faults    []struct {
@@ -101,8 +105,47 @@ func runDrill(t *testing.T, env []string, args ...string) *drillReport {
 	}
 	if !rep.Pass || err != nil {
 		t.Errorf("drill verdict %q (exit %v); report:\n%s", rep.Verdict, err, raw)
+		keepDrill(t, out, seed, &rep)
 	}
 	return &rep
+}
+
+// keepDrill copies a failed drill's files where the test's cleanup does
+// not remove them, and logs the history of each key found not
+// linearizable, so that a failure on a machine that is gone (CI) can
+// still be read.
+func keepDrill(t *testing.T, out, seed string, rep *drillReport) {
+	t.Helper()
+	kept := filepath.Join(os.TempDir(), "goblin-drill-"+strings.ReplaceAll(t.Name(), "/", "-")+"-"+seed)
+	if err := os.CopyFS(kept, os.DirFS(out)); err != nil {
+		t.Logf("keeping the drill's files: %v", err)
+	} else {
+		t.Logf("the drill's files are kept in %s", kept)
+	}
+	history, err := os.ReadFile(filepath.Join(out, "history.jsonl"))
+	if err != nil {
+		return
+	}
+	for _, k := range rep.Linearizability.Keys {
+		i := strings.LastIndexByte(k.Key, 'k')
+		if k.Result != "illegal" || i < 0 {
+			continue
+		}
+		index, err := strconv.Atoi(k.Key[i+1:])
+		if err != nil {
+			continue
+		}
+		var lines []string
+		for line := range strings.Lines(string(history)) {
+			var op struct {
+				Key int `json:"key"`
+			}
+			if json.Unmarshal([]byte(line), &op) == nil && op.Key == index {
+				lines = append(lines, line)
+			}
+		}
+		t.Logf("history of %s, not linearizable (%d operations):\n%s", k.Key, len(lines), strings.Join(lines, ""))
+	}
 }
 
 // requireClean checks the verdict field by field, so a failure says what.
