@@ -33,17 +33,23 @@ func TestWaitMatchesRedis(t *testing.T) {
 	}
 }
 
+// waitCluster starts a 3-node cluster for the WAIT and WAITAOF tests and
+// returns its leader, its followers and a context that ends with the test
+// (after a minute at most).
+func waitCluster(t *testing.T) (*ClusterNode, []*ClusterNode, context.Context) {
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3})
+	leader := WaitLeader(t, nodes, 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return leader, Followers(nodes, leader), ctx
+}
+
 // WAIT on a 3-node cluster counts the other nodes holding the
 // connection's writes: at once the majority that committed it, then the
 // nodes whose progress reports show it, on the leader and on a follower; a follower's stopping shows
 // in the count; CLIENT UNBLOCK ends a WAIT that would block forever.
 func TestWaitCountsReplicas(t *testing.T) {
-	rng := testutil.Rand(t, 3)
-	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
-	leader := WaitLeader(t, nodes, 30*time.Second)
-	fs := Followers(nodes, leader)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	leader, fs, ctx := waitCluster(t)
 	waitN := func(conn *redis.Conn, n, ms int64) int64 {
 		t.Helper()
 		got, err := conn.Do(ctx, "WAIT", n, ms).Int64()
@@ -147,12 +153,7 @@ func TestWaitCountsReplicas(t *testing.T) {
 // progress report shows the write, on the leader and on a follower; a
 // stopped follower is not counted.
 func TestWaitaofCountsDurableCopies(t *testing.T) {
-	rng := testutil.Rand(t, 3)
-	nodes := StartCluster(t, rng, ClusterOptions{Size: 3})
-	leader := WaitLeader(t, nodes, 30*time.Second)
-	fs := Followers(nodes, leader)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
+	leader, fs, ctx := waitCluster(t)
 	waitaof := func(conn *redis.Conn, local, replicas, ms int64) []int64 {
 		t.Helper()
 		got, err := conn.Do(ctx, "WAITAOF", local, replicas, ms).Int64Slice()
