@@ -36,6 +36,9 @@ type Node interface {
 	// ReadIndexNow is ReadIndex when it needs no round or wait (ok
 	// false otherwise).
 	ReadIndexNow() (index uint64, ok bool)
+	// FollowsHere answers a leader's confirmation round: how long ago
+	// this node last heard from leader, which it follows in term.
+	FollowsHere(leader string, term uint64) (time.Duration, error)
 	// HasState reports whether the node has Raft state (then it belongs
 	// to a cluster and must never bootstrap one).
 	HasState() bool
@@ -704,6 +707,12 @@ func (c *Cluster) Apply(leader string, entry []byte) (node.Forwarded, error) {
 // ReadIndex asks the leader for its read index (node.Peers).
 func (c *Cluster) ReadIndex(ctx context.Context, leader string) (uint64, error) {
 	return c.fwd.readIndex(ctx, leader)
+}
+
+// Follows asks the voter id whether it follows leader in term
+// (node.Peers).
+func (c *Cluster) Follows(ctx context.Context, id, leader string, term uint64) (time.Duration, error) {
+	return c.fwd.follows(ctx, id, leader, term)
 }
 
 // Admin runs a membership change on the leader (node.Peers).

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/goblindb/goblin/node"
 )
@@ -161,6 +164,23 @@ func (f *forwarder) readIndex(ctx context.Context, leader string) (uint64, error
 		return 0, fmt.Errorf("leader %s: malformed %s reply", leader, cmdReadIndex)
 	}
 	return uint64(v.Num), nil
+}
+
+// follows asks the voter id whether it follows leader in term, and how
+// long before the request reached it it last heard from it. A build that
+// does not know the request answers node.ErrPeerTooOld.
+func (f *forwarder) follows(ctx context.Context, id, leader string, term uint64) (time.Duration, error) {
+	v, err := f.call(ctx, id, cmdFollows, leader, strconv.FormatUint(term, 10))
+	if err != nil {
+		if strings.Contains(err.Error(), "unknown internal request") {
+			return 0, fmt.Errorf("%w: %w", node.ErrPeerTooOld, err)
+		}
+		return 0, err
+	}
+	if v.Kind != ':' || v.Num < 0 {
+		return 0, fmt.Errorf("node %s: malformed %s reply", id, cmdFollows)
+	}
+	return time.Duration(v.Num), nil
 }
 
 // admin runs a membership change on the leader.

@@ -34,6 +34,7 @@ const (
 	cmdReadIndex = "GOBLIN.READINDEX" // → index
 	cmdAdmin     = "GOBLIN.ADMIN"     // REMOVE <id> | TRANSFER [<id>] → OK
 	cmdID        = "GOBLIN.ID"        // → the node's ID
+	cmdFollows   = "GOBLIN.FOLLOWS"   // <leader ID> <term> → age of the last contact, ns
 )
 
 // internalTimeout bounds how long a read index or a membership change
@@ -89,8 +90,12 @@ func (c *Cluster) serveInternal(nc net.Conn) {
 }
 
 // answerNow is the reply to a request that needs no wait: a read index
-// the leader's lease (or being the only voter) confirms.
+// the leader's lease (or being the only voter) confirms, or a leader's
+// confirmation round.
 func (c *Cluster) answerNow(b []byte, args [][]byte) ([]byte, bool) {
+	if len(args) == 3 && strings.EqualFold(string(args[0]), cmdFollows) {
+		return append(b, followsReply(c.node, args[1], args[2])...), true
+	}
 	if len(args) != 1 || !strings.EqualFold(string(args[0]), cmdReadIndex) {
 		return nil, false
 	}
@@ -199,10 +204,28 @@ func (c *Cluster) internalRequest(args [][]byte) func() []byte {
 			}
 			return []byte("+OK\r\n")
 		}
+	case name == cmdFollows && len(args) == 3:
+		reply := followsReply(c.node, args[1], args[2])
+		return func() []byte { return reply }
 	case name == cmdID && len(args) == 1:
 		return func() []byte { return bulk(c.cfg.ID) }
 	}
 	return errReply("ERR unknown internal request '" + sanitize(args[0]) + "'")
+}
+
+// followsReply is GOBLIN.FOLLOWS's reply, taken as the request is read:
+// the age in nanoseconds of this node's last contact with the leader it
+// follows in term, or NOTFOLLOWING.
+func followsReply(n Node, leader, term []byte) []byte {
+	t, err := strconv.ParseUint(string(term), 10, 64)
+	if err != nil {
+		return errReply("ERR bad term")()
+	}
+	age, err := n.FollowsHere(string(leader), t)
+	if err != nil {
+		return wireError(err)
+	}
+	return []byte(":" + strconv.FormatInt(int64(age), 10) + "\r\n")
 }
 
 // applyReply is GOBLIN.APPLY's reply: [index, reply bytes], or the error.

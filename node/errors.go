@@ -67,6 +67,7 @@ var wireCodes = []struct {
 	{"FAILED", raftfsm.ErrEntryFailed},
 	{"LOGWRITE", ErrLogWrite},
 	{"TOOLARGE", ErrEntryTooLarge},
+	{"NOTFOLLOWING", ErrNotFollowing},
 }
 
 // WireError returns the error line (without '-' and CRLF) a leader sends

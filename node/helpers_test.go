@@ -360,6 +360,22 @@ func (p *testPeers) ReadIndex(ctx context.Context, leader string) (uint64, error
 	return n.ReadIndex(ctx)
 }
 
+func (p *testPeers) Follows(ctx context.Context, id, leader string, term uint64) (time.Duration, error) {
+	n, err := p.target(id)
+	if err != nil {
+		return 0, err
+	}
+	tc := (*testCluster)(p)
+	tc.mu.Lock()
+	paused := tc.paused[id]
+	tc.mu.Unlock()
+	if paused {
+		<-ctx.Done()
+		return 0, ErrTimeout
+	}
+	return n.FollowsHere(leader, term)
+}
+
 func (p *testPeers) Admin(ctx context.Context, leader string, args ...string) error {
 	n, err := p.target(leader)
 	if err != nil {

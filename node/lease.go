@@ -7,12 +7,12 @@ import (
 )
 
 // Leader leases: how a leader serves linearizable reads without a
-// heartbeat round for each batch of them (Config.LeaseReads).
+// confirmation round for each batch of them (Config.LeaseReads).
 //
 // A read is linearizable on the leader once no other node can have been
-// elected since the read arrived. Raft's heartbeat round proves it for
-// one moment; a lease makes one round cover a period. The argument rests
-// on what Raft's followers do (hashicorp/raft):
+// elected since the read arrived. A confirmation round (confirm.go)
+// proves it for one moment; a lease makes one round cover a period. The
+// argument rests on what Raft's followers do (hashicorp/raft):
 //
 //   - a follower refuses to vote, or pre-vote, for anyone while it knows
 //     a leader, unless the leader itself asked for the election (a
@@ -20,11 +20,13 @@ import (
 //   - it forgets its leader, and may vote, only after hearing nothing
 //     from it for at least HeartbeatTimeout (its own).
 //
-// So when a majority answered heartbeats the leader sent after time t0,
-// each of them refuses other candidates until t0 + HeartbeatTimeout by
-// its own clock, and any new leader needs a vote from one of them. The
-// lease therefore runs to t0 + leaseShare × HeartbeatTimeout, by the
-// leader's monotonic clock, measured from before the round began.
+// So when a majority answered, after time t0, that they follow this
+// leader and last heard from it at most age before (a confirmation round,
+// confirm.go), each of them refuses other candidates until t0 - age +
+// HeartbeatTimeout by its own clock, and any new leader needs a vote from
+// one of them. The lease therefore runs to t0 - age + leaseShare ×
+// HeartbeatTimeout, by the leader's monotonic clock, t0 taken before the
+// round began.
 //
 // What it assumes, and how each assumption is kept:
 //
@@ -108,15 +110,18 @@ func (n *Node) takeLease(ctx context.Context) error {
 	l.mu.Lock()
 	gen := l.gen
 	l.mu.Unlock()
-	if _, _, err := n.verifier.do(ctx); err != nil {
+	age, _, err := n.verifier.do(ctx)
+	if err != nil {
 		return err
 	}
-	if !n.cfg.LeaseReads || n.raft.CurrentTerm() != term || !n.IsLeader() {
+	if !n.cfg.LeaseReads || n.raft.CurrentTerm() != term || !n.IsLeader() || age >= uint64(n.leaseLength()) {
 		return nil
 	}
 	l.mu.Lock()
 	if l.gen == gen && l.blocked == 0 {
-		if until := start.Add(n.leaseLength()); l.term != term || until.After(l.until) {
+		// The majority last heard from this node up to age before the
+		// round reached them (confirm.go), which began after start.
+		if until := start.Add(n.leaseLength() - time.Duration(age)); l.term != term || until.After(l.until) {
 			l.until, l.term = until, term
 		}
 	}

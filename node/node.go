@@ -186,7 +186,7 @@ func New(cfg Config) (*Node, error) {
 	// every SnapshotInterval).
 	n.fsm.OnSnapshotReleased = debug.FreeOSMemory
 	n.fsm.Logger = cfg.Logger.Named("fsm")
-	n.verifier.fn = n.verifyLeader
+	n.verifier.fn = n.confirmLeadership
 	n.leaderReads.fn = n.leaderReadIndex
 	n.leaderReads.limit = readyWait
 	n.fsm.Applier().Ready = func(db int, key []byte) {

@@ -22,6 +22,11 @@ type Peers interface {
 	// ReadIndex asks the leader for its read index: a commit index
 	// confirmed by a round of heartbeats that started after the call.
 	ReadIndex(ctx context.Context, leader string) (uint64, error)
+	// Follows asks the voter id whether it follows leader (the asking
+	// node) in term, and how long before the request reached it it last
+	// heard from it (confirm.go): ErrNotFollowing if it does not,
+	// ErrPeerTooOld if its build does not know the request.
+	Follows(ctx context.Context, id, leader string, term uint64) (time.Duration, error)
 	// Admin runs a membership change on the leader: "REMOVE" <id> or
 	// "TRANSFER" [<id>].
 	Admin(ctx context.Context, leader string, args ...string) error
