@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/goblindb/goblin/node"
 	"github.com/goblindb/goblin/raftfsm"
 	"github.com/goblindb/goblin/resp/wire"
 )
@@ -95,5 +97,59 @@ func TestInternalReadIndexKeepsOrder(t *testing.T) {
 			t.Fatalf("lease %v: %d read-index rounds, want %d", now, got, wantRounds)
 		}
 		client.Close()
+	}
+}
+
+// followingNode follows n1 in term 7, last heard from 42 ms ago.
+type followingNode struct{ fuzzNode }
+
+func (followingNode) FollowsHere(leader string, term uint64) (time.Duration, error) {
+	if leader != "n1" || term != 7 {
+		return 0, node.ErrNotFollowing
+	}
+	return 42 * time.Millisecond, nil
+}
+
+// A leader's confirmation round over the plane: the follower's answer
+// (the age of its last contact, or NOTFOLLOWING) comes back as it gave
+// it, and a node of a build without the request answers ErrPeerTooOld,
+// so the leader falls back to Raft's round.
+func TestFollowsOverThePlane(t *testing.T) {
+	follower := &Cluster{cfg: Config{ID: "n2"}, node: followingNode{}, log: hclog.NewNullLogger()}
+	old := func(nc net.Conn) { // answers every request as a build without GOBLIN.FOLLOWS
+		rd := bufio.NewReader(nc)
+		for {
+			if _, err := wire.ReadReply(rd); err != nil {
+				nc.Close()
+				return
+			}
+			nc.Write([]byte("-ERR unknown internal request 'GOBLIN.FOLLOWS'\r\n"))
+		}
+	}
+	f := newForwarder(func(id string) (string, bool) { return id, true }, func(addr string) (net.Conn, error) {
+		client, server := net.Pipe()
+		if addr == "old" {
+			go old(server)
+		} else {
+			go follower.serveInternal(server)
+		}
+		return client, nil
+	})
+	defer f.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if age, err := f.follows(ctx, "n2", "n1", 7); err != nil || age != 42*time.Millisecond {
+		t.Fatalf("n2 asked by n1 in term 7: %v %v, want 42ms", age, err)
+	}
+	for _, term := range []uint64{6, 8} {
+		if _, err := f.follows(ctx, "n2", "n1", term); !errors.Is(err, node.ErrNotFollowing) {
+			t.Fatalf("n2 asked by n1 in term %d: %v, want ErrNotFollowing", term, err)
+		}
+	}
+	if _, err := f.follows(ctx, "n2", "n3", 7); !errors.Is(err, node.ErrNotFollowing) {
+		t.Fatalf("n2 asked by n3: %v, want ErrNotFollowing", err)
+	}
+	if _, err := f.follows(ctx, "old", "n1", 7); !errors.Is(err, node.ErrPeerTooOld) {
+		t.Fatalf("a node of an older build: %v, want ErrPeerTooOld", err)
 	}
 }
