@@ -45,7 +45,7 @@ func (c *clusterOptions) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.commitTimeout, "commit-timeout", 5*time.Millisecond, "longest a follower waits to learn that an entry is committed when no other entry follows it (Raft's CommitTimeout): bounds the latency of follower reads and writes, at an idle cost of a few hundred empty appends a second per follower")
 	fs.DurationVar(&c.heartbeatTimeout, "heartbeat-timeout", 0, "a follower that has not heard from the leader for this long (up to three times it, drawn at random) starts an election, and a leader without a majority for this long steps down (Raft's HeartbeatTimeout and LeaderLeaseTimeout; 0: 300ms, and 20ms for a single node)")
 	fs.DurationVar(&c.electionTimeout, "election-timeout", 0, "a candidate without a majority for this long (up to twice it) tries again (Raft's ElectionTimeout; 0: 300ms, or --heartbeat-timeout if longer; a single node: --heartbeat-timeout)")
-	fs.BoolVar(&c.leaseReads, "lease-reads", true, "the leader serves linearizable reads under a lease from its heartbeat rounds (90% of --heartbeat-timeout) instead of a round per read; needs the same --heartbeat-timeout on every node and clocks whose rates differ by less than 10%")
+	fs.BoolVar(&c.leaseReads, "lease-reads", true, "the leader serves linearizable reads under a lease from its confirmation rounds (90% of --heartbeat-timeout) instead of a round per read; needs the same --heartbeat-timeout on every node and clocks whose rates differ by less than 10%")
 	fs.BoolVar(&c.leaveOnShutdown, "leave-on-shutdown", true, "on SIGTERM/SIGINT, leave the cluster (removed from the configuration) before stopping")
 }
 
