@@ -117,7 +117,7 @@ type Metrics struct {
 	// to Raft because they had been held holdLimit, not because the batch
 	// before them was applied.
 	GroupOverdue uint64
-	// ReadRounds counts the heartbeat rounds this node ran as leader to
+	// ReadRounds counts the confirmation rounds this node ran as leader to
 	// confirm it still leads, for linearizable reads (leases save them).
 	ReadRounds uint64
 	// ReadIndexRequests counts the read indexes this node asked of the

@@ -67,7 +67,7 @@ type Config struct {
 	// refused with ErrStale (staleness.go; default 5s).
 	MaxStaleness time.Duration
 	// LeaseReads lets the leader serve linearizable reads under a lease
-	// taken from its heartbeat rounds instead of a round per read
+	// taken from its confirmation rounds instead of a round per read
 	// (lease.go). It assumes every node runs with the same
 	// HeartbeatTimeout and clocks whose rates differ by less than 10%.
 	LeaseReads bool
@@ -104,7 +104,7 @@ type Node struct {
 	// singleVoter is true while the configuration has one voter (this
 	// node): leadership then needs no confirmation round.
 	singleVoter atomic.Bool
-	// verifier batches the leader's heartbeat rounds, leaderReads a
+	// verifier batches the leader's confirmation rounds (confirm.go), leaderReads a
 	// follower's read-index requests to the leader.
 	verifier    batcher
 	leaderReads batcher

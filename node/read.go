@@ -21,7 +21,7 @@ const readyWait = 5 * time.Second
 // heartbeat round (skipped when this node is the only voter: no one else
 // can lead), and waits until that index is applied here. On a follower it
 // asks the leader for that same confirmed index (ReadIndex) and waits until
-// it is applied here. Concurrent callers share heartbeat rounds and, on a
+// it is applied here. Concurrent callers share confirmation rounds and, on a
 // follower, requests to the leader.
 //
 // With local set (a READONLY connection) the local state is read as is: on
