@@ -104,8 +104,8 @@ type Node struct {
 	// singleVoter is true while the configuration has one voter (this
 	// node): leadership then needs no confirmation round.
 	singleVoter atomic.Bool
-	// verifier batches the leader's confirmation rounds (confirm.go), leaderReads a
-	// follower's read-index requests to the leader.
+	// verifier batches the leader's confirmation rounds (confirm.go),
+	// leaderReads a follower's read-index requests to the leader.
 	verifier    batcher
 	leaderReads batcher
 	// lease lets the leader skip the rounds (lease.go); heartbeat and

@@ -195,8 +195,9 @@ func (n *Node) waitReady(ctx context.Context) error {
 	return nil
 }
 
-// verifyLeader is the leader's confirmation round: a heartbeat to a
-// majority.
+// verifyLeader is Raft's confirmation (VerifyLeader), the round's
+// fallback while a voter of an older build is needed for a majority
+// (confirm.go tells why it is not used otherwise).
 func (n *Node) verifyLeader() (uint64, error) {
 	n.stats.readRounds.Add(1)
 	if err := n.raft.VerifyLeader().Error(); err != nil {
