@@ -238,7 +238,7 @@ func New(cfg Config) (*Cluster, error) {
 			Announce: cfg.Announce,
 			TLS:      cfg.AnnounceTLS,
 			Expect:   cfg.BootstrapExpect,
-			Entries:  cmp.Or(cfg.entries, raftfsm.VersionGroup),
+			Entries:  cmp.Or(cfg.entries, raftfsm.ChunkMinVersion),
 		},
 	}
 	c.addrs = &raftAddrs{c: c}

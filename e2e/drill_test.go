@@ -58,6 +58,8 @@ type drillReport struct {
 		Acked   int `json:"acked"`
 		Lost    int `json:"lost"`
 		Phantom int `json:"phantom"`
+		Large   int `json:"large"`
+		Torn    int `json:"torn"`
 	} `json:"witness"`
 	Linearizability struct {
 		Result string `json:"result"`
@@ -154,6 +156,9 @@ func requireClean(t *testing.T, rep *drillReport, kinds ...string) {
 	if rep.Witness.Lost != 0 || rep.Witness.Phantom != 0 {
 		t.Errorf("%d acknowledged writes lost, %d phantom writes", rep.Witness.Lost, rep.Witness.Phantom)
 	}
+	if rep.Witness.Torn != 0 {
+		t.Errorf("%d of %d large writes (written in pieces) half applied", rep.Witness.Torn, rep.Witness.Large)
+	}
 	if rep.Linearizability.Result != "ok" {
 		t.Errorf("linearizability: %s", rep.Linearizability.Result)
 	}
@@ -211,12 +216,17 @@ func addrs(nodes []*ClusterNode) string {
 }
 
 // kill -9 of the leader (the drill restarts it with its command line),
-// three times in 25 s.
+// three times in 25 s. One witness write in eight is over 1 MiB, written
+// in pieces: each is applied whole or not at all.
 func TestDrillKill(t *testing.T) {
 	nodes := drillCluster(t)
 	rep := runDrill(t, nil, "--nodes", addrs(nodes), "--faults", "kill", "--duration", "25s",
-		"--warmup", "2s", "--fault-every", "7s", "--fault-for", "2s", "--clients", "6", "--rate", "150")
+		"--warmup", "2s", "--fault-every", "7s", "--fault-for", "2s", "--clients", "6", "--rate", "150",
+		"--large-bytes", "1200000")
 	requireClean(t, rep, "kill")
+	if rep.Witness.Large < 20 {
+		t.Errorf("only %d large writes", rep.Witness.Large)
+	}
 	t.Logf("writes unavailable after kill -9 of the leader: p50 %.0f ms, max %.0f ms", rep.Summary["kill"].WriteUnavailable.P50, rep.Summary["kill"].WriteUnavailable.Max)
 }
 
@@ -237,7 +247,7 @@ func TestDrillPartition(t *testing.T) {
 	}
 	nodes := drillCluster(t)
 	rep := runDrill(t, nil, "--nodes", addrs(nodes), "--faults", "partition-leader,partition-minority,bridge", "--duration", "25s",
-		"--warmup", "2s", "--fault-every", "7s", "--fault-for", "3s", "--clients", "6", "--rate", "150")
+		"--warmup", "2s", "--fault-every", "7s", "--fault-for", "3s", "--clients", "6", "--rate", "150", "--large-bytes", "1200000")
 	if why := rep.Skipped["partition-leader"]; why != "" {
 		t.Skipf("partitions are not possible here: %s", why)
 	}

@@ -14,10 +14,11 @@ import (
 )
 
 // TestLargeWritesInCluster: in a 3-node cluster a write whose log entry
-// would pass the cluster's limit (1 MiB) is refused with its error,
-// nothing applied and no election; a write of 900 KiB is served on every
-// node; and goblind import copies a set whose DUMP payload passes the
-// limit (as ZADDs under it).
+// would pass one entry's limit (1 MiB) is split into pieces and applied
+// whole on every node, through a follower (a 12 MiB member) and the
+// leader (a transaction of 1.2 MB), with no election; one over 16 MiB is
+// refused with its error, nothing applied; and goblind import
+// copies a set whose DUMP payload passes the limit (as ZADDs under it).
 func TestLargeWritesInCluster(t *testing.T) {
 	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3})
 	leader := WaitLeader(t, nodes, 30*time.Second)
@@ -26,25 +27,31 @@ func TestLargeWritesInCluster(t *testing.T) {
 	term := infoInt(t, lc, "raft", "raft_term")
 	fc := Followers(nodes, leader)[0].Client(func(o *redis.Options) { o.ReadTimeout = 30 * time.Second; o.WriteTimeout = 30 * time.Second })
 
-	err := fc.ZAdd(ctx, "big", redis.Z{Score: 1, Member: strings.Repeat("x", 2<<20)}).Err()
-	if err == nil || !strings.HasPrefix(err.Error(), "ERR the write is too large for one Raft log entry (") || !strings.Contains(err.Error(), "at most 1048576)") {
-		t.Fatalf("ZADD of a 2 MiB member through a follower: %v", err)
+	err := fc.ZAdd(ctx, "big", redis.Z{Score: 2, Member: strings.Repeat("w", 17<<20)}).Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "ERR the write is too large for one Raft log entry (") || !strings.Contains(err.Error(), "at most 16777216)") {
+		t.Fatalf("ZADD of a 17 MiB member through a follower: %v", err)
+	}
+	member := strings.Repeat("x", 12<<20)
+	if err := fc.ZAdd(ctx, "big", redis.Z{Score: 1, Member: member}).Err(); err != nil {
+		t.Fatalf("ZADD of a 12 MiB member through a follower: %v", err)
 	}
 	tx := lc.TxPipeline()
+	tx.Del(ctx, "multi")
+	var queued []string
 	for i := range 3 {
-		tx.ZAdd(ctx, "big", redis.Z{Score: float64(i), Member: fmt.Sprintf("%d%s", i, strings.Repeat("y", 400<<10))})
+		queued = append(queued, fmt.Sprintf("%d%s", i, strings.Repeat("y", 400<<10)))
+		tx.ZAdd(ctx, "multi", redis.Z{Score: float64(i), Member: queued[i]})
 	}
-	if _, err := tx.Exec(ctx); err == nil || !strings.Contains(err.Error(), "too large for one Raft log entry") {
+	if _, err := tx.Exec(ctx); err != nil {
 		t.Fatalf("MULTI of three 400 KiB ZADDs: %v", err)
 	}
-	member := strings.Repeat("z", 900<<10)
-	if err := fc.ZAdd(ctx, "big", redis.Z{Score: 2, Member: member}).Err(); err != nil {
-		t.Fatalf("ZADD of a 900 KiB member through a follower: %v", err)
-	}
 	for _, n := range nodes {
-		c := n.Client()
-		if got, err := c.ZRangeWithScores(ctx, "big", 0, -1).Result(); err != nil || len(got) != 1 || got[0].Member != member || got[0].Score != 2 {
-			t.Fatalf("%s: ZRANGE big holds %d members (%v): only the 900 KiB member belongs", n.ID, len(got), err)
+		c := n.Client(func(o *redis.Options) { o.ReadTimeout = 30 * time.Second })
+		if got, err := c.ZRangeWithScores(ctx, "big", 0, -1).Result(); err != nil || len(got) != 1 || got[0].Member != member || got[0].Score != 1 {
+			t.Fatalf("%s: ZRANGE big holds %d members (%v): only the 12 MiB member belongs", n.ID, len(got), err)
+		}
+		if got, err := c.ZRange(ctx, "multi", 0, -1).Result(); err != nil || strings.Join(got, ",") != strings.Join(queued, ",") {
+			t.Fatalf("%s: ZRANGE multi holds %d members (%v): the transaction's three belong", n.ID, len(got), err)
 		}
 	}
 	if got := infoInt(t, lc, "raft", "raft_term"); got != term {

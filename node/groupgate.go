@@ -51,7 +51,12 @@ func (n *Node) updateGroupGate() {
 
 // serversApplyGroups reports whether every server of the Raft
 // configuration applies group entries, by what gossip says of each.
-func (n *Node) serversApplyGroups() bool {
+func (n *Node) serversApplyGroups() bool { return n.serversApply(raftfsm.VersionGroup) }
+
+// serversApply reports whether every server of the Raft configuration
+// applies log entries of version (Member.Entries), by what gossip says
+// of each.
+func (n *Node) serversApply(version int) bool {
 	if n.peers == nil {
 		return true
 	}
@@ -65,7 +70,7 @@ func (n *Node) serversApplyGroups() bool {
 	}
 	servers := f.Configuration().Servers
 	for _, s := range servers {
-		if versions[string(s.ID)] < raftfsm.VersionGroup {
+		if versions[string(s.ID)] < version {
 			return false
 		}
 	}

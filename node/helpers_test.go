@@ -400,7 +400,7 @@ func (p *testPeers) entries(id string) int {
 	if p.oldBuild[id] {
 		return raftfsm.VersionProposal
 	}
-	return raftfsm.VersionGroup
+	return raftfsm.ChunkMinVersion
 }
 
 func (p *testPeers) Members() []Member {

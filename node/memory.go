@@ -176,6 +176,10 @@ func (n *Node) admitMemory(data []byte, term uint64) *Pending {
 		return nil
 	case raftfsm.OpBatch:
 		return n.splitBatch(e, term)
+	case raftfsm.OpChunk:
+		// A piece of a write too large for one entry: it may grow memory.
+		n.mem.collect()
+		return &Pending{err: ErrOOM}
 	}
 	return nil
 }

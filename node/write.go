@@ -48,6 +48,8 @@ type Pending struct {
 	f   raft.ApplyFuture
 	fwd Forwarded
 	err error
+	// split waits for a write proposed in pieces instead (chunks.go).
+	split func() (raftfsm.Result, error)
 }
 
 // Propose hands e to the log without waiting and returns a function that
@@ -96,6 +98,11 @@ func (n *Node) propose(e *raftfsm.Entry, here bool) *Pending {
 	h.Term, h.Proposal = 0, n.props.newID()
 	p.data = h.Encode(nil)
 	p.prop.id = h.Proposal
+	if n.peers != nil && len(p.data) > maxClusterEntryBytes && isData(e.Op) {
+		if split := n.proposeSplit(p.data, e.Time, here); split != nil {
+			return &Pending{split: split}
+		}
+	}
 	if err := n.entrySizeErr(p.data); err != nil {
 		return &Pending{err: err}
 	}
@@ -163,7 +170,8 @@ const MaxEntryBytes = wal.MaxEntryData - 64<<10
 // election every time; 48 MB stalled followers 406 ms, past the heartbeat
 // timeout; a follower restarted behind 100 entries of 16 MB never caught
 // up (every request of them timed out), behind 300 of 2 MB only after a
-// timeout; entries of 1 MiB make requests of 256 MiB at most.
+// timeout; entries of 1 MiB make requests of 256 MiB at most. A larger
+// data write is proposed in pieces (chunks.go).
 const MaxClusterEntryBytes = 1 << 20
 
 // maxEntryBytes and maxClusterEntryBytes are the limits entrySizeErr
@@ -260,6 +268,9 @@ func (n *Node) pause(deadline time.Time, d time.Duration) error {
 // now, within the deadline; a caller's later entries wait behind this one
 // (Wait is called in order), so they stay in order.
 func (p *Pending) Wait() (raftfsm.Result, error) {
+	if p.split != nil {
+		return p.split()
+	}
 	for {
 		res, err := p.wait()
 		retry := errors.Is(err, ErrNotLeader) || errors.Is(err, ErrNoLeader)
@@ -432,7 +443,7 @@ func (p *Pending) learn(deadline time.Time) (raftfsm.Result, error) {
 // resultErr is the error an applied entry's result carries, as a node
 // error.
 func resultErr(res raftfsm.Result) error {
-	if errors.Is(res.Err, raftfsm.ErrOtherTerm) {
+	if errors.Is(res.Err, raftfsm.ErrOtherTerm) || errors.Is(res.Err, raftfsm.ErrChunkBroken) {
 		return ErrNotApplied
 	}
 	return res.Err

@@ -10,7 +10,9 @@
 // tell whether it was applied when leadership changed while it was in
 // flight. A group (group.go) is several such entries in one log entry:
 // the leader's group commit writes a batch so, and each of its entries is
-// applied as a log entry of its own would be. Every entry that can touch
+// applied as a log entry of its own would be. A chunk (chunk.go) is the
+// other way round: a piece of a data entry too large for one log entry
+// in a cluster; the whole entry is applied with its last piece. Every entry that can touch
 // time-dependent state carries the leader's clock, and every command
 // carries the protocol its reply is encoded in, so applying the same log
 // gives the same keyspace and the same replies on every node. The Applier

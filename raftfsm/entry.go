@@ -30,6 +30,9 @@ const (
 	OpBatch
 	// OpACL changes the ACL users (aclentry.go).
 	OpACL
+	// OpChunk is one piece of a data entry too large for one log entry in
+	// a cluster (chunk.go).
+	OpChunk
 )
 
 func (o Op) String() string {
@@ -48,6 +51,8 @@ func (o Op) String() string {
 		return "batch"
 	case OpACL:
 		return "acl"
+	case OpChunk:
+		return "chunk"
 	}
 	return fmt.Sprintf("op(%d)", uint8(o))
 }
@@ -123,6 +128,7 @@ type Entry struct {
 	Expired    []ExpiredKey // OpExpire
 	Rules      []Rule       // OpRules
 	ACL        *ACLChange   // OpACL
+	Chunk      *Chunk       // OpChunk
 	// Term and Proposal are the proposal header (proposal.go): the entry
 	// takes effect only if it is committed in log term Term, and Proposal
 	// names it for its proposer. Both zero: no header.
@@ -213,6 +219,8 @@ func (e *Entry) Encode(dst []byte) []byte {
 			c = &ACLChange{}
 		}
 		dst = c.encode(dst)
+	case OpChunk:
+		dst = e.Chunk.encode(dst, e.Time)
 	}
 	return dst
 }
@@ -413,6 +421,8 @@ func DecodeInto(e *Entry, data []byte) error {
 		}
 	case OpACL:
 		e.ACL = decodeACL(d, false)
+	case OpChunk:
+		e.Chunk = decodeChunk(d, e)
 	default:
 		d.fail()
 	}

@@ -28,6 +28,12 @@ type FSM struct {
 	scratch Entry
 	// groupScratch holds the entries of the group being applied.
 	groupScratch [][]byte
+	// chunks keeps the pieces of the split entries whose last piece has
+	// not been applied yet, by the entry's ID (chunk.go). Only raft's FSM
+	// goroutine (apply, snapshot, restore) touches it.
+	chunks map[uint64]*chunkBuf
+	// chunkBytes is what chunks keeps in all.
+	chunkBytes int
 	// OnSnapshotReleased, if set, is called once raft is done with a
 	// snapshot (persisted or not) and its clone of the state is garbage.
 	OnSnapshotReleased func()
@@ -141,6 +147,9 @@ func (f *FSM) ApplyBatch(logs []*raft.Log) []interface{} {
 	ks := f.KS()
 	ks.Lock()
 	for i, l := range logs {
+		if len(f.chunks) > 0 {
+			f.dropStaleChunks(l.Index, l.Term)
+		}
 		if l.Type != raft.LogCommand {
 			continue
 		}

@@ -47,6 +47,9 @@ func (f *FSM) applyFenced(index, term uint64, e *Entry) Result {
 	if e.Term != 0 && e.Term != term {
 		return Result{Index: index, Err: ErrOtherTerm}
 	}
+	if e.Op == OpChunk {
+		return f.applyChunk(index, term, e.Chunk, e.Time)
+	}
 	if r := f.applier.Apply(index, e); r != nil {
 		return Result{Index: index, Reply: r}
 	}

@@ -20,7 +20,12 @@ import (
 // copies no member: the sets share their leaves with it copy-on-write.
 // Persist encodes the view while applies continue.
 func (f *FSM) Snapshot() (raft.FSMSnapshot, error) {
-	return &snapshot{st: f.Capture(), released: f.OnSnapshotReleased}, nil
+	st := f.Capture()
+	// Raft calls it on its FSM goroutine, the only one that changes the
+	// kept pieces: a node restoring the snapshot needs them when the rest
+	// of their entries come (chunk.go).
+	st.chunks = f.keptChunks()
+	return &snapshot{st: st, released: f.OnSnapshotReleased}, nil
 }
 
 // Restore replaces the state with a snapshot. The snapshot is verified
@@ -38,6 +43,7 @@ func (f *FSM) Restore(rc io.ReadCloser) error {
 	f.applier.now = st.Now
 	f.applier.setACL(st.acl, vanished(f.applier.acl.users, st.acl.users))
 	f.applied.Store(st.Index) // before the new state is visible (Capture)
+	f.setChunks(st.chunks)
 	old.Unlock()
 	f.mu.Unlock()
 	// The state now reflects the log up to index: readers waiting for an
@@ -61,6 +67,9 @@ type State struct {
 	Index uint64
 	acl   aclState
 	view  *keyspace.View
+	// chunks are the pieces of split entries kept at Index (a Raft
+	// snapshot's only; written as format 4, chunk.go).
+	chunks map[uint64]*chunkBuf
 }
 
 // View returns the state's keyspace as a view: the captured one, or a
@@ -82,6 +91,7 @@ func (s *State) ACLUsers() *acl.Users { return s.acl.users }
 // as before ACLs were replicated), version 1 also as index 0.
 var (
 	snapshotMagic   = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 3}
+	snapshotMagicV4 = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 4}
 	snapshotMagicV2 = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 2}
 	snapshotMagicV1 = [8]byte{'G', 'O', 'B', 'L', 'I', 'N', 'S', 1}
 )
@@ -91,7 +101,7 @@ var errNotSnapshot = errors.New("raftfsm: not a goblin snapshot")
 // knownMagic reports whether magic starts a snapshot of a version this
 // build reads.
 func knownMagic(magic [8]byte) bool {
-	return magic == snapshotMagic || magic == snapshotMagicV2 || magic == snapshotMagicV1
+	return magic == snapshotMagic || magic == snapshotMagicV4 || magic == snapshotMagicV2 || magic == snapshotMagicV1
 }
 
 type snapshot struct {
@@ -123,7 +133,11 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func WriteSnapshot(w io.Writer, st *State) error {
 	h := crc32.New(castagnoli)
 	mw := io.MultiWriter(w, h)
-	hdr := append(snapshotMagic[:], make([]byte, 0, 20)...)
+	magic := snapshotMagic
+	if len(st.chunks) > 0 {
+		magic = snapshotMagicV4 // older builds read the others
+	}
+	hdr := append(magic[:], make([]byte, 0, 20)...)
 	hdr = binary.AppendVarint(hdr, st.Now)
 	hdr = binary.AppendUvarint(hdr, st.Index)
 	if _, err := mw.Write(hdr); err != nil {
@@ -134,6 +148,11 @@ func WriteSnapshot(w io.Writer, st *State) error {
 	}
 	if _, err := mw.Write(st.acl.encode(nil)); err != nil {
 		return err
+	}
+	if len(st.chunks) > 0 {
+		if _, err := mw.Write(appendChunks(nil, st.chunks)); err != nil {
+			return err
+		}
 	}
 	var sum [4]byte
 	binary.LittleEndian.PutUint32(sum[:], h.Sum32())
@@ -163,8 +182,13 @@ func ReadSnapshot(r io.Reader) (*State, error) {
 	if st.KS, err = keyspace.Decode(br); err != nil {
 		return nil, err
 	}
-	if magic == snapshotMagic {
+	if magic == snapshotMagic || magic == snapshotMagicV4 {
 		if st.acl, err = readACLSection(br); err != nil {
+			return nil, err
+		}
+	}
+	if magic == snapshotMagicV4 {
+		if st.chunks, err = readChunks(br); err != nil {
 			return nil, err
 		}
 	}

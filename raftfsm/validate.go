@@ -21,13 +21,17 @@ var ErrInvalidEntry = errors.New("raftfsm: entry may not be proposed")
 // Validate accepts its arguments, as the edge checks before proposing.
 // Inside a transaction any command a client may queue is accepted, and
 // bad arguments are answered at EXEC, as Redis does. An ACL change
-// (OpACL) is accepted when ValidateACL accepts it. Other ops are the
+// (OpACL) is accepted when ValidateACL accepts it, a piece of a split
+// entry (OpChunk) when it is well formed. Other ops are the
 // leader's own business and are refused.
 //
 // The Applier does not rely on Validate: it answers any decodable entry
 // without panicking. Validate keeps out of the log what no client could
 // have sent.
 func Validate(e *Entry) error {
+	if e.Op == OpChunk {
+		return validateChunk(e)
+	}
 	if e.Op == OpACL {
 		if err := ValidateACL(e.ACL); err != nil {
 			return fmt.Errorf("%w: %w", ErrInvalidEntry, err)

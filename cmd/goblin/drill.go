@@ -56,6 +56,8 @@ func cmdDrill(args []string) int {
 	fs.Uint64Var(&seed, "seed", 0, "seed of every random choice (0: a random seed, printed)")
 	fs.IntVar(&cfg.Keys, "keys", 4, "workload keys")
 	fs.IntVar(&cfg.Members, "members", 3, "members per key (1 to 8)")
+	fs.IntVar(&cfg.LargeBytes, "large-bytes", 0, "one witness write in --large-every also adds a member of this many bytes (over 1048576: a cluster writes it in pieces; 0: none)")
+	fs.IntVar(&cfg.LargeEvery, "large-every", 8, "how many witness writes, on average, per large one")
 	fs.DurationVar(&cfg.OpTimeout, "op-timeout", 15e9, "a client gives up on a reply after this long (the outcome is then unknown)")
 	fs.StringVar(&faults, "faults", "kill,pause,partition-leader,partition-minority,bridge", "faults to inject: "+strings.Join(drill.AllFaults, ","))
 	fs.BoolVar(&cfg.Random, "random", false, "draw each fault at random (default: in the order given)")

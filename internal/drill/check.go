@@ -26,24 +26,37 @@ type Witness struct {
 	Phantom      []string `json:"phantom_members,omitempty"`
 	// Unread: nodes whose witness set could not be read.
 	Unread map[string]string `json:"unread,omitempty"`
+	// Large counts the witness writes that also added a pad (written in
+	// pieces); Torn the most, on any node, whose witness and pad were not
+	// both present or both absent (TornNodes: where).
+	Large     int      `json:"large,omitempty"`
+	Torn      int      `json:"torn"`
+	TornNodes []string `json:"torn_nodes,omitempty"`
 }
 
 // finalRead reads key on n with a linearizable read, retrying for up
 // to 30 s while the node cannot answer.
 func (d *Drill) finalRead(n *node, key string) ([]reply, error) {
+	r, err := d.finalDo(n, "ZRANGE", key, "0", "-1", "WITHSCORES")
+	return r.Array, err
+}
+
+// finalDo runs a read on n, retrying for up to 30 s while the node
+// cannot answer.
+func (d *Drill) finalDo(n *node, args ...string) (reply, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		c, err := dial(n.Addr, d.dialOpts)
 		if err == nil {
 			var r reply
-			r, err = c.do(15*time.Second, "ZRANGE", key, "0", "-1", "WITHSCORES")
+			r, err = c.do(15*time.Second, args...)
 			c.close()
 			if err == nil {
-				return r.Array, nil
+				return r, nil
 			}
 		}
 		if time.Now().After(deadline) {
-			return nil, err
+			return reply{}, err
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -52,10 +65,13 @@ func (d *Drill) finalRead(n *node, key string) ([]reply, error) {
 // checkWitness reads the witness set back on every node.
 func (d *Drill) checkWitness(ops []Op) Witness {
 	w := Witness{Lost: map[string][]string{}, Unread: map[string]string{}}
-	acked, failed := map[string]bool{}, map[string]bool{}
+	acked, failed, large := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, op := range ops {
 		if op.Kind != KindWitness {
 			continue
+		}
+		if op.Large {
+			large[op.Witness] = true
 		}
 		switch op.Outcome {
 		case OK:
@@ -66,10 +82,12 @@ func (d *Drill) checkWitness(ops []Op) Witness {
 			w.Unknown++
 		}
 	}
-	w.Acked, w.Failed = len(acked), len(failed)
+	w.Acked, w.Failed, w.Large = len(acked), len(failed), len(large)
 	phantom := map[string]bool{}
 	for _, n := range d.nodes {
-		arr, err := d.finalRead(n, d.keyName(-1))
+		// The witnesses (scores from 0), not the pads (scored -1).
+		r, err := d.finalDo(n, "ZRANGEBYSCORE", d.keyName(-1), "0", "+inf", "WITHSCORES")
+		arr := r.Array
 		if err != nil {
 			w.Unread[n.ID] = err.Error()
 			continue
@@ -80,6 +98,17 @@ func (d *Drill) checkWitness(ops []Op) Witness {
 			if failed[string(arr[i].Str)] {
 				phantom[string(arr[i].Str)] = true
 			}
+		}
+		if len(large) > 0 {
+			torn, err := d.tornLarge(n, large, have)
+			if err != nil {
+				w.Unread[n.ID] = err.Error()
+				continue
+			}
+			if torn > 0 {
+				w.TornNodes = append(w.TornNodes, n.ID)
+			}
+			w.Torn = max(w.Torn, torn)
 		}
 		var lost []string
 		for m := range acked {
@@ -100,6 +129,31 @@ func (d *Drill) checkWitness(ops []Op) Witness {
 	sort.Strings(w.Phantom)
 	w.Phantom = w.Phantom[:min(len(w.Phantom), 20)]
 	return w
+}
+
+// tornLarge counts on n the large witness writes whose witness and pad
+// are not both present or both absent.
+func (d *Drill) tornLarge(n *node, large, have map[string]bool) (int, error) {
+	pads := 0
+	torn := 0
+	for wit := range large {
+		r, err := d.finalDo(n, "ZSCORE", d.keyName(-1), padName(wit, d.cfg.LargeBytes))
+		if err != nil {
+			return 0, err
+		}
+		if !r.Null {
+			pads++
+		}
+		if r.Null == have[wit] {
+			torn++
+		}
+	}
+	// No pad of a write the history does not know of.
+	r, err := d.finalDo(n, "ZCOUNT", d.keyName(-1), "-1", "-1")
+	if err != nil {
+		return 0, err
+	}
+	return torn + int(r.Num) - pads, nil
 }
 
 // finalReads reads every workload key on every node once the workload

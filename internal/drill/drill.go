@@ -33,6 +33,10 @@ type Config struct {
 	Keys      int // workload keys
 	Members   int // members per key (at most 8)
 	OpTimeout time.Duration
+	// LargeBytes: one witness write in LargeEvery also adds a pad member
+	// of this many bytes, so that its log entry passes a cluster's 1 MiB
+	// and is written in pieces; 0: no such writes.
+	LargeBytes, LargeEvery int
 
 	Faults      []string      // kinds, see AllFaults
 	Random      bool          // draw each fault at random (else in turn)
@@ -62,6 +66,9 @@ func (c *Config) Defaults() {
 	}
 	if c.Members == 0 {
 		c.Members = 3
+	}
+	if c.LargeEvery == 0 {
+		c.LargeEvery = 8
 	}
 	set(&c.Duration, 60*time.Second)
 	set(&c.OpTimeout, 15*time.Second)

@@ -35,6 +35,8 @@ type Op struct {
 	Member  int     `json:"member,omitempty"` // member index
 	Arg     float64 `json:"arg,omitempty"`    // ZADD score, ZINCRBY delta
 	Witness string  `json:"witness,omitempty"`
+	// Large: the witness write also added a pad of Config.LargeBytes.
+	Large   bool    `json:"large,omitempty"`
 	Invoke  int64   `json:"invoke"`
 	Return  int64   `json:"return"`
 	Outcome Outcome `json:"outcome"`

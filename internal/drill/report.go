@@ -134,6 +134,9 @@ func (d *Drill) analyse(end int64, interrupted bool) *Report {
 	if rep.Witness.PhantomCount > 0 {
 		bad = append(bad, fmt.Sprintf("%d writes reported failed took effect", rep.Witness.PhantomCount))
 	}
+	if rep.Witness.Torn > 0 {
+		bad = append(bad, fmt.Sprintf("%d large writes half applied", rep.Witness.Torn))
+	}
 	switch rep.Linearizability.Result {
 	case "illegal":
 		bad = append(bad, "not linearizable")
@@ -181,7 +184,7 @@ func divergent(final []Op) []string {
 // linearizability violation or diverging replicas (exit status 1); an
 // inconclusive run is not Failed but not Pass either (exit status 3).
 func (r *Report) Failed() bool {
-	return r.Witness.LostCount > 0 || r.Witness.PhantomCount > 0 || r.Linearizability.Result == "illegal" || len(r.Divergent) > 0
+	return r.Witness.LostCount > 0 || r.Witness.PhantomCount > 0 || r.Witness.Torn > 0 || r.Linearizability.Result == "illegal" || len(r.Divergent) > 0
 }
 
 // write saves report.json, history.jsonl and timeline.svg.
@@ -242,6 +245,9 @@ func (r *Report) Line() string {
 		verdict, len(r.Nodes), r.Seconds, r.Ops.Total, r.Ops.OK, r.Ops.Failed, r.Ops.Unknown, len(r.Faults))
 	lin := map[string]string{"ok": "linearizable", "illegal": "NOT linearizable", "unknown": "linearizability unknown"}[r.Linearizability.Result]
 	fmt.Fprintf(&b, "%d lost, %d phantom, %s", r.Witness.LostCount, r.Witness.PhantomCount, lin)
+	if r.Witness.Large > 0 {
+		fmt.Fprintf(&b, "; %d large writes, %d torn", r.Witness.Large, r.Witness.Torn)
+	}
 	var kinds []string
 	for k := range r.Summary {
 		kinds = append(kinds, k)

@@ -40,6 +40,11 @@ func (d *Drill) keyName(i int) string {
 
 func memberName(i int) string { return "m" + strconv.Itoa(i) }
 
+// padName is the pad member of a large witness write.
+func padName(witness string, size int) string {
+	return witness + ":" + strings.Repeat("p", max(size-len(witness)-1, 0))
+}
+
 // memberIndex parses a member name back ("m3" → 3), -1 if it is not one.
 func memberIndex(s string) int {
 	t, ok := strings.CutPrefix(s, "m")
@@ -132,6 +137,13 @@ func (d *Drill) client(ctx context.Context, id int, rng *rand.Rand, tokens chan 
 			op.Key, op.Member = -1, 0
 			op.Witness = fmt.Sprintf("c%d-%d", id, seq)
 			args = []string{"ZADD", d.keyName(-1), strconv.Itoa(seq), op.Witness}
+			if d.cfg.LargeBytes > 0 && rng.IntN(d.cfg.LargeEvery) == 0 {
+				// Its pad, scored -1, makes the write one a cluster
+				// writes in pieces: witness and pad arrive together or
+				// not at all (checkWitness counts them).
+				op.Large = true
+				args = append(args, "-1", padName(op.Witness, d.cfg.LargeBytes))
+			}
 		}
 		op.Invoke = d.since()
 		r, err := d.send(conns, n, args)
