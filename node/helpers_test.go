@@ -344,26 +344,12 @@ func (f *testForwarded) Done() <-chan struct{} { return f.done }
 
 func (f *testForwarded) Result() (uint64, []byte, error) { return f.index, f.reply, f.err }
 
-func (p *testPeers) ReadIndex(ctx context.Context, leader string) (uint64, error) {
-	n, err := p.target(leader)
-	if err != nil {
-		return 0, err
-	}
-	tc := (*testCluster)(p)
-	tc.mu.Lock()
-	paused := tc.paused[leader]
-	tc.mu.Unlock()
-	if paused {
-		<-ctx.Done()
-		return 0, ErrTimeout
-	}
-	return n.ReadIndex(ctx)
-}
-
-func (p *testPeers) Follows(ctx context.Context, id, leader string, term uint64) (time.Duration, error) {
+// answering returns node id for a request that waits for its answer: a
+// paused node takes it and never answers, so it waits for ctx to end.
+func (p *testPeers) answering(ctx context.Context, id string) (*Node, error) {
 	n, err := p.target(id)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	tc := (*testCluster)(p)
 	tc.mu.Lock()
@@ -371,7 +357,23 @@ func (p *testPeers) Follows(ctx context.Context, id, leader string, term uint64)
 	tc.mu.Unlock()
 	if paused {
 		<-ctx.Done()
-		return 0, ErrTimeout
+		return nil, ErrTimeout
+	}
+	return n, nil
+}
+
+func (p *testPeers) ReadIndex(ctx context.Context, leader string) (uint64, error) {
+	n, err := p.answering(ctx, leader)
+	if err != nil {
+		return 0, err
+	}
+	return n.ReadIndex(ctx)
+}
+
+func (p *testPeers) Follows(ctx context.Context, id, leader string, term uint64) (time.Duration, error) {
+	n, err := p.answering(ctx, id)
+	if err != nil {
+		return 0, err
 	}
 	return n.FollowsHere(leader, term)
 }
