@@ -81,14 +81,17 @@ func (n *Node) confirmLeadership() (uint64, error) {
 		if err != nil {
 			return 0, translateRaftErr(err)
 		}
-		if n.peers == nil || len(others) == 0 {
-			return n.verifyLeader()
+		if len(others) == 0 {
+			return n.verifyLeader() // the only voter: no one else to ask
+		}
+		if n.peers == nil {
+			return n.verifyLeaderForNow()
 		}
 		n.stats.readRounds.Add(1)
 		age, err := n.askVoters(others, quorum-1, term, deadline)
 		switch {
 		case errors.Is(err, ErrPeerTooOld):
-			return n.verifyLeader()
+			return n.verifyLeaderForNow()
 		case err == nil:
 			// The answers came while the voters followed this node in
 			// term; it must still lead in term now, so that it had not
@@ -103,6 +106,15 @@ func (n *Node) confirmLeadership() (uint64, error) {
 			return 0, ErrTimeout
 		}
 	}
+}
+
+// verifyLeaderForNow is Raft's confirmation, which shows leadership for
+// the moment at best: it reports noLease.
+func (n *Node) verifyLeaderForNow() (uint64, error) {
+	if _, err := n.verifyLeader(); err != nil {
+		return 0, err
+	}
+	return noLease, nil
 }
 
 // otherVoters returns the voters of the configuration other than this

@@ -213,3 +213,21 @@ func TestFrozenLeaderServesNoStaleRead(t *testing.T) {
 	}
 	t.Logf("%d reads began on the frozen leader after the new leader's write; %d served, none stale", reads, served)
 }
+
+// Voters of an older build do not know the confirmation round's request:
+// the leader confirms with Raft's VerifyLeader, and takes no lease from
+// it, so every read needs a round of its own.
+func TestOlderVotersGiveNoLease(t *testing.T) {
+	tc := newTestCluster(t, 3, leaseReads)
+	leader := tc.waitLeader()
+	fs := tc.followers()
+	tc.mu.Lock()
+	for _, f := range fs {
+		tc.tooOld[f.ID()] = true
+	}
+	tc.mu.Unlock()
+	const reads = 50
+	if rounds := sequentialReads(t, leader, reads); rounds < reads {
+		t.Fatalf("%d reads took %d rounds with Raft's confirmation, which grants no lease", reads, rounds)
+	}
+}

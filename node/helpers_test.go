@@ -32,6 +32,9 @@ type testCluster struct {
 	// paused are nodes that take requests and never answer: a read index
 	// asked of one waits until its context ends (a stopped process).
 	paused map[string]bool
+	// tooOld are nodes whose build does not know a confirmation round's
+	// request (ErrPeerTooOld).
+	tooOld map[string]bool
 	// lose makes forwarded entries lose the leader's answer as a broken
 	// connection does (forwardLoss); zero: none lost.
 	lose forwardLoss
@@ -71,7 +74,7 @@ func newTestCluster(t testing.TB, size int, opts func(*Config)) *testCluster {
 // when the test ends.
 func bootCluster(t testing.TB, size int, opts func(*Config), seed func(id, dir string)) *testCluster {
 	t.Helper()
-	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, paused: map[string]bool{}, logs: &testutil.SyncBuffer{}, opts: opts, base: t.TempDir()}
+	tc := &testCluster{t: t, nodes: map[string]*Node{}, trans: map[string]*raft.InmemTransport{}, cut: map[string]bool{}, paused: map[string]bool{}, tooOld: map[string]bool{}, logs: &testutil.SyncBuffer{}, opts: opts, base: t.TempDir()}
 	t.Cleanup(func() {
 		for _, n := range tc.all() {
 			n.Close()
@@ -374,6 +377,13 @@ func (p *testPeers) Follows(ctx context.Context, id, leader string, term uint64)
 	n, err := p.answering(ctx, id)
 	if err != nil {
 		return 0, err
+	}
+	tc := (*testCluster)(p)
+	tc.mu.Lock()
+	old := tc.tooOld[id]
+	tc.mu.Unlock()
+	if old {
+		return 0, ErrPeerTooOld
 	}
 	return n.FollowsHere(leader, term)
 }
