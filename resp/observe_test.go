@@ -1,6 +1,7 @@
 package resp
 
 import (
+	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"strings"
@@ -310,5 +311,72 @@ func TestClusterModeReportedOneWay(t *testing.T) {
 		if hello := c.do("HELLO", "3"); !strings.Contains(hello, "$4\r\nmode\r\n$"+strconv.Itoa(len(mode))+"\r\n"+mode+"\r\n") {
 			t.Errorf("clustered %v: HELLO = %q", clustered, hello)
 		}
+	}
+}
+
+// The slow log keeps the newest slowlog-max-len entries, newest first in
+// SLOWLOG GET, however max-len changes, against a plain list.
+func TestSlowlogKeepsTheNewest(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 0))
+	s := NewServer(Config{}, newFakeBackend())
+	s.slowlog.threshold.Store(0)
+	c := &client{s: s}
+	var model []string // oldest first
+	maxLen := 128
+	for i := range 5000 {
+		switch r.IntN(50) {
+		case 0:
+			maxLen = r.IntN(20)
+			s.slowlog.maxLen.Store(int64(maxLen))
+			s.slowlog.mu.Lock()
+			s.slowlog.trim()
+			s.slowlog.mu.Unlock()
+		case 1:
+			s.slowlog.mu.Lock()
+			s.slowlog.entries, s.slowlog.head = nil, 0
+			s.slowlog.mu.Unlock()
+			model = nil
+			continue
+		}
+		arg := "k" + strconv.Itoa(i)
+		s.commandDone(c, [][]byte{[]byte("ZCARD"), []byte(arg)}, time.Millisecond)
+		model = append(model, arg)
+		if len(model) > maxLen {
+			model = model[len(model)-maxLen:]
+		}
+		s.slowlog.mu.Lock()
+		live := s.slowlog.live()
+		if len(live) != len(model) {
+			t.Fatalf("step %d: %d entries, want %d", i, len(live), len(model))
+		}
+		for j, e := range live {
+			if string(e.argv[1]) != model[j] {
+				t.Fatalf("step %d: entry %d is %q, want %q", i, j, e.argv[1], model[j])
+			}
+		}
+		for _, e := range s.slowlog.entries[:s.slowlog.head] {
+			if e.argv != nil {
+				t.Fatalf("step %d: a dropped entry is still held", i)
+			}
+		}
+		s.slowlog.mu.Unlock()
+	}
+}
+
+// BenchmarkSlowlogFlood: every command is slow (a cluster under load
+// whose writes wait past slowlog-log-slower-than), the log full.
+func BenchmarkSlowlogFlood(b *testing.B) {
+	s := NewServer(Config{}, newFakeBackend())
+	s.slowlog.threshold.Store(0)
+	c := &client{s: s, addr: "127.0.0.1:40000"}
+	argv := [][]byte{[]byte("ZADD"), []byte("bench:k"), []byte("12345"), []byte("m000000012345")}
+	for range 2 * s.slowlog.maxLen.Load() {
+		s.commandDone(c, argv, 20*time.Millisecond)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.commandDone(c, argv, 20*time.Millisecond)
 	}
 }

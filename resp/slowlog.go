@@ -33,9 +33,18 @@ type slowlog struct {
 	threshold atomic.Int64 // µs
 	maxLen    atomic.Int64
 	mu        sync.Mutex
-	entries   []slowEntry // oldest first
-	nextID    int64
+	// entries[head:] is the log, oldest first. Entries dropped from its
+	// front are cleared and skipped, and the live ones moved to the front
+	// once as many were dropped: a log that is full, as it stays while
+	// every command is slow (a node under load), drops one entry per
+	// command added without moving the others each time.
+	entries []slowEntry
+	head    int
+	nextID  int64
 }
+
+// live returns the log, oldest first; l.mu is held.
+func (l *slowlog) live() []slowEntry { return l.entries[l.head:] }
 
 func (l *slowlog) init() {
 	l.threshold.Store(10000)
@@ -51,6 +60,12 @@ func (l *slowlog) slow(micros int64) bool {
 func (l *slowlog) add(c *client, argv [][]byte, micros int64) {
 	n := min(len(argv), slowlogMaxArgc)
 	e := slowEntry{at: time.Now().Unix(), micros: micros, argv: make([][]byte, n), addr: c.addr, name: c.name}
+	// The arguments kept are copied into one buffer.
+	size := 0
+	for _, a := range argv[:n] {
+		size += min(len(a), slowlogMaxArg)
+	}
+	buf := make([]byte, 0, size)
 	for j := range n {
 		a := argv[j]
 		switch {
@@ -59,7 +74,9 @@ func (l *slowlog) add(c *client, argv [][]byte, micros int64) {
 		case len(a) > slowlogMaxArg:
 			a = append(a[:slowlogMaxArg:slowlogMaxArg], "... ("+strconv.Itoa(len(a)-slowlogMaxArg)+" more bytes)"...)
 		default:
-			a = append([]byte(nil), a...)
+			at := len(buf)
+			buf = append(buf, a...)
+			a = buf[at:len(buf):len(buf)]
 		}
 		e.argv[j] = a
 	}
@@ -73,8 +90,14 @@ func (l *slowlog) add(c *client, argv [][]byte, micros int64) {
 
 // trim drops the oldest entries past slowlog-max-len; l.mu is held.
 func (l *slowlog) trim() {
-	if over := len(l.entries) - int(l.maxLen.Load()); over > 0 {
-		l.entries = append(l.entries[:0], l.entries[over:]...)
+	if over := int64(len(l.entries)-l.head) - l.maxLen.Load(); over > 0 {
+		clear(l.entries[l.head : l.head+int(over)])
+		l.head += int(over)
+	}
+	if l.head > 0 && l.head >= len(l.entries)-l.head {
+		n := copy(l.entries, l.entries[l.head:])
+		clear(l.entries[n:])
+		l.entries, l.head = l.entries[:n], 0
 	}
 }
 
@@ -162,12 +185,12 @@ func cmdSlowlog(c *client, argv [][]byte) {
 		})
 	case eqFold(argv[1], "reset"):
 		l.mu.Lock()
-		l.entries = nil
+		l.entries, l.head = nil, 0
 		l.mu.Unlock()
 		c.reply(func(w *command.Writer) { w.OK() })
 	case eqFold(argv[1], "len"):
 		l.mu.Lock()
-		n := len(l.entries)
+		n := len(l.live())
 		l.mu.Unlock()
 		c.reply(func(w *command.Writer) { w.Int(int64(n)) })
 	case eqFold(argv[1], "get") && len(argv) <= 3:
@@ -181,12 +204,13 @@ func cmdSlowlog(c *client, argv [][]byte) {
 			count = n
 		}
 		l.mu.Lock()
-		if count == -1 || count > int64(len(l.entries)) {
-			count = int64(len(l.entries))
+		live := l.live()
+		if count == -1 || count > int64(len(live)) {
+			count = int64(len(live))
 		}
 		entries := make([]slowEntry, count)
 		for i := range entries {
-			entries[i] = l.entries[len(l.entries)-1-i]
+			entries[i] = live[len(live)-1-i]
 		}
 		l.mu.Unlock()
 		c.reply(func(w *command.Writer) {
