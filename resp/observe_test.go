@@ -366,17 +366,23 @@ func TestSlowlogKeepsTheNewest(t *testing.T) {
 }
 
 // BenchmarkSlowlogFlood: every command is slow (a cluster under load
-// whose writes wait past slowlog-log-slower-than), the log full.
+// whose writes wait past slowlog-log-slower-than), the log full, at the
+// default slowlog-max-len and at a large one.
 func BenchmarkSlowlogFlood(b *testing.B) {
-	s := NewServer(Config{}, newFakeBackend())
-	s.slowlog.threshold.Store(0)
-	c := &client{s: s, addr: "127.0.0.1:40000"}
-	argv := [][]byte{[]byte("ZADD"), []byte("bench:k"), []byte("12345"), []byte("m000000012345")}
-	for range 2 * s.slowlog.maxLen.Load() {
-		s.commandDone(c, argv, 20*time.Millisecond)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		s.commandDone(c, argv, 20*time.Millisecond)
+	for _, maxLen := range []int64{128, 10000} {
+		b.Run("max-len="+strconv.FormatInt(maxLen, 10), func(b *testing.B) {
+			s := NewServer(Config{}, newFakeBackend())
+			s.slowlog.threshold.Store(0)
+			s.slowlog.maxLen.Store(maxLen)
+			c := &client{s: s, addr: "127.0.0.1:40000"}
+			argv := [][]byte{[]byte("ZADD"), []byte("bench:k"), []byte("12345"), []byte("m000000012345")}
+			for range 2 * maxLen {
+				s.commandDone(c, argv, 20*time.Millisecond)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				s.commandDone(c, argv, 20*time.Millisecond)
+			}
+		})
 	}
 }
