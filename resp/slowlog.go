@@ -1,12 +1,14 @@
 package resp
 
 import (
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/goblindb/goblin/command"
+	"github.com/goblindb/goblin/internal/newest"
 )
 
 // SLOWLOG keeps the commands that took at least slowlog-log-slower-than
@@ -33,18 +35,17 @@ type slowlog struct {
 	threshold atomic.Int64 // µs
 	maxLen    atomic.Int64
 	mu        sync.Mutex
-	// entries[head:] is the log, oldest first. Entries dropped from its
-	// front are cleared and skipped, and the live ones moved to the front
-	// once as many were dropped: a log that is full, as it stays while
-	// every command is slow (a node under load), drops one entry per
-	// command added without moving the others each time.
-	entries []slowEntry
-	head    int
+	// entries is full while every command is slow, as on a node under
+	// load: newest.Log drops its oldest entry without moving the others.
+	entries newest.Log[slowEntry]
 	nextID  int64
 }
 
 // live returns the log, oldest first; l.mu is held.
-func (l *slowlog) live() []slowEntry { return l.entries[l.head:] }
+func (l *slowlog) live() []slowEntry { return l.entries.Entries() }
+
+// keep is slowlog-max-len as a count of entries.
+func (l *slowlog) keep() int { return int(min(l.maxLen.Load(), math.MaxInt)) }
 
 func (l *slowlog) init() {
 	l.threshold.Store(10000)
@@ -84,22 +85,11 @@ func (l *slowlog) add(c *client, argv [][]byte, micros int64) {
 	defer l.mu.Unlock()
 	e.id = l.nextID
 	l.nextID++
-	l.entries = append(l.entries, e)
-	l.trim()
+	l.entries.Add(e, l.keep())
 }
 
 // trim drops the oldest entries past slowlog-max-len; l.mu is held.
-func (l *slowlog) trim() {
-	if over := int64(len(l.entries)-l.head) - l.maxLen.Load(); over > 0 {
-		clear(l.entries[l.head : l.head+int(over)])
-		l.head += int(over)
-	}
-	if l.head > 0 && l.head >= len(l.entries)-l.head {
-		n := copy(l.entries, l.entries[l.head:])
-		clear(l.entries[n:])
-		l.entries, l.head = l.entries[:n], 0
-	}
-}
+func (l *slowlog) trim() { l.entries.Keep(l.keep()) }
 
 // commandDone records a command that took d in the slow log and the
 // latency monitor when it passes their thresholds. argv is redacted
@@ -185,7 +175,7 @@ func cmdSlowlog(c *client, argv [][]byte) {
 		})
 	case eqFold(argv[1], "reset"):
 		l.mu.Lock()
-		l.entries, l.head = nil, 0
+		l.entries.Reset()
 		l.mu.Unlock()
 		c.reply(func(w *command.Writer) { w.OK() })
 	case eqFold(argv[1], "len"):
