@@ -1,6 +1,10 @@
 package acl
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/goblindb/goblin/internal/newest"
+)
 
 // Context is where a denied command ran.
 type Context uint8
@@ -56,8 +60,10 @@ const DefaultLogMax = 128
 // Log is a node's ACL log: the most recent denials first, alike denials
 // grouped, at most Max entries. It is safe for concurrent use.
 type Log struct {
-	mu      sync.Mutex
-	entries []*LogEntry // newest first
+	mu sync.Mutex
+	// entries, oldest first: a new denial costs the same however many
+	// are kept (newest.Log).
+	entries newest.Log[*LogEntry]
 	nextID  int64
 	max     int
 	// Denials counted by reason, for INFO: auth, command, key, channel.
@@ -72,7 +78,7 @@ func (l *Log) SetMax(max int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.max = max
-	l.trim()
+	l.entries.Keep(max)
 }
 
 // Max returns the number of entries kept.
@@ -80,13 +86,6 @@ func (l *Log) Max() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.max
-}
-
-func (l *Log) trim() {
-	for len(l.entries) > l.max {
-		l.entries[len(l.entries)-1] = nil
-		l.entries = l.entries[:len(l.entries)-1]
-	}
 }
 
 // Add records a denial at now (Unix ms). A denial like one of the ten
@@ -97,10 +96,10 @@ func (l *Log) Add(reason Reason, ctx Context, object, username, clientInfo strin
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.denied[reason]++
-	for i, e := range l.entries {
-		if i >= groupScan {
-			break
-		}
+	live := l.entries.Entries()
+	for k := 0; k < groupScan && k < len(live); k++ {
+		i := len(live) - 1 - k
+		e := live[i]
 		d := e.Updated - now
 		if d < 0 {
 			d = -d
@@ -111,27 +110,25 @@ func (l *Log) Add(reason Reason, ctx Context, object, username, clientInfo strin
 		e.Count++
 		e.Updated = now
 		e.ClientInfo = clientInfo
-		copy(l.entries[1:i+1], l.entries[:i])
-		l.entries[0] = e
+		copy(live[i:], live[i+1:])
+		live[len(live)-1] = e
 		return
 	}
 	e := &LogEntry{Count: 1, Reason: reason, Context: ctx, Object: object, Username: username,
 		ClientInfo: clientInfo, ID: l.nextID, Created: now, Updated: now}
 	l.nextID++
-	l.entries = append(l.entries, nil)
-	copy(l.entries[1:], l.entries)
-	l.entries[0] = e
-	l.trim()
+	l.entries.Add(e, l.max)
 }
 
 // Entries returns copies of the count most recent entries.
 func (l *Log) Entries(count int) []LogEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	count = min(count, len(l.entries))
+	live := l.entries.Entries()
+	count = min(count, len(live))
 	out := make([]LogEntry, count)
 	for i := range out {
-		out[i] = *l.entries[i]
+		out[i] = *live[len(live)-1-i]
 	}
 	return out
 }
@@ -140,8 +137,7 @@ func (l *Log) Entries(count int) []LogEntry {
 func (l *Log) Reset() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	clear(l.entries)
-	l.entries = l.entries[:0]
+	l.entries.Reset()
 }
 
 // Denied returns how many denials were recorded for reason since start.

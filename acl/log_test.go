@@ -1,6 +1,10 @@
 package acl
 
-import "testing"
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+)
 
 // Alike denials are counted in one entry, which moves to the front; an
 // entry older than a minute, or past the ten most recent, is not grown.
@@ -73,6 +77,78 @@ func TestLogMax(t *testing.T) {
 	l.Add(DeniedKey, TopLevel, "x", "u", "", 0)
 	if e := l.Entries(1); e[0].ID != 10 {
 		t.Fatalf("IDs restarted: %d", e[0].ID)
+	}
+}
+
+// The log answers as a newest-first list doing the same grouping would,
+// through max changes and resets.
+func TestLogAgainstAList(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 0))
+	l := NewLog(DefaultLogMax)
+	var model []LogEntry // newest first
+	maxLen, nextID, now := DefaultLogMax, int64(0), int64(0)
+	for step := range 20000 {
+		switch r.IntN(100) {
+		case 0:
+			maxLen = r.IntN(30)
+			l.SetMax(maxLen)
+			model = model[:min(len(model), maxLen)]
+		case 1:
+			l.Reset()
+			model = nil
+		}
+		now += int64(r.IntN(20000))
+		reason, ctx := Reason(1+r.IntN(3)), Context(r.IntN(2))
+		object, user, info := "k"+strconv.Itoa(r.IntN(4)), "u"+strconv.Itoa(r.IntN(3)), "c"+strconv.Itoa(step)
+		l.Add(reason, ctx, object, user, info, now)
+		grouped := false
+		for i := 0; i < len(model) && i < groupScan; i++ {
+			e := model[i]
+			if e.Reason == reason && e.Context == ctx && e.Object == object && e.Username == user && now-e.Updated <= groupWindow {
+				e.Count++
+				e.Updated, e.ClientInfo = now, info
+				copy(model[1:i+1], model[:i])
+				model[0] = e
+				grouped = true
+				break
+			}
+		}
+		if !grouped {
+			model = append([]LogEntry{{Count: 1, Reason: reason, Context: ctx, Object: object, Username: user,
+				ClientInfo: info, ID: nextID, Created: now, Updated: now}}, model...)
+			model = model[:min(len(model), maxLen)]
+			nextID++
+		}
+		got := l.Entries(1 << 30)
+		if len(got) != len(model) {
+			t.Fatalf("step %d: %d entries, want %d", step, len(got), len(model))
+		}
+		for i := range got {
+			if got[i] != model[i] {
+				t.Fatalf("step %d: entry %d is %+v, want %+v", step, i, got[i], model[i])
+			}
+		}
+	}
+}
+
+// BenchmarkLogNewDenials: every denial a new entry (a client trying
+// user names), the log full.
+func BenchmarkLogNewDenials(b *testing.B) {
+	for _, max := range []int{DefaultLogMax, 10000} {
+		b.Run("max="+strconv.Itoa(max), func(b *testing.B) {
+			l := NewLog(max)
+			names := make([]string, 64)
+			for i := range names {
+				names[i] = "user" + strconv.Itoa(i)
+			}
+			i := 0
+			for b.Loop() {
+				l.Add(DeniedAuth, TopLevel, "AUTH", names[i%len(names)], "", int64(i)*groupWindow)
+				i++
+			}
+		})
 	}
 }
 
