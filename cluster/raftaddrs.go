@@ -18,7 +18,9 @@ import (
 // for votes at their gossiped addresses, the nodes elect a leader, which
 // then records every address (reconcile). A node gossip does not see
 // alive is reached at the configuration's address, which each node
-// copies when the cluster starts and every tick (noteConfiguration).
+// copies when the cluster starts and every tick (noteConfiguration), and
+// one in neither, such as a server that just left while Raft's last
+// requests to it end, at the address it last gossiped.
 //
 // The address is tagged with the server's ID (targetAddr), unless the
 // node gossips that its listener predates the check (Meta.Plane): a
@@ -40,17 +42,25 @@ func (a *raftAddrs) ServerAddr(id raft.ServerID) (raft.ServerAddress, error) {
 	}
 	a.c.mu.Lock()
 	m := a.c.members[string(id)]
-	var gossiped string
+	var gossiped, last string
 	// Untagged only for a node gossip shows is of an older build: one
 	// not seen since this node started is named too.
 	tag := (m == nil || m.meta.Plane >= planeTargets) && len(id) <= maxTargetID
-	if m != nil && m.state == "alive" {
-		gossiped = m.meta.Raft
+	if m != nil {
+		last = m.meta.Raft
+		if m.state == "alive" {
+			gossiped = last
+		}
 	}
 	a.c.mu.Unlock()
 	addr := gossiped
 	if conf := a.conf.Load(); addr == "" && conf != nil {
 		addr = (*conf)[string(id)]
+	}
+	if addr == "" {
+		// Gone from gossip and from the configuration, as a server that
+		// just left is while Raft's last requests to it end: where it was.
+		addr = last
 	}
 	if addr != "" {
 		if tag {
