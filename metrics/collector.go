@@ -81,7 +81,7 @@ var (
 	dLeaderChg    = desc("raft_leader_changes_total", "Leaders this node has seen elected.")
 	dSnapSeconds  = desc("raft_snapshot_duration_seconds", "Time to write a snapshot.")
 	dSnapBytes    = desc("raft_snapshot_size_bytes", "Size of the last snapshot written.")
-	dReadRounds   = desc("raft_read_rounds_total", "Heartbeat rounds the leader ran to confirm its leadership for linearizable reads (a lease saves them).")
+	dReadRounds   = desc("raft_read_rounds_total", "Confirmation rounds the leader ran to confirm its leadership for linearizable reads (a lease saves them).")
 	dReadIndex    = desc("raft_read_index_requests_total", "Read indexes a follower asked of the leader for linearizable reads; concurrent reads share one request.")
 	dReadIndexed  = desc("raft_read_index_reads_total", "Reads on a follower that waited for a read index from the leader; per request: divide by raft_read_index_requests_total.")
 	dOverdue      = desc("raft_group_commit_overdue_total", "Batches of held writes handed to Raft because they had been held 100 ms with the batch before them still in flight.")

@@ -77,6 +77,8 @@ func (n *Node) confirmLeadership() (uint64, error) {
 		if !n.IsLeader() || n.raft.CurrentTerm() != term {
 			return 0, ErrNotLeader
 		}
+		// One round a try, whichever way it confirms.
+		n.stats.readRounds.Add(1)
 		others, quorum, err := n.otherVoters()
 		if err != nil {
 			return 0, translateRaftErr(err)
@@ -87,7 +89,6 @@ func (n *Node) confirmLeadership() (uint64, error) {
 		if n.peers == nil {
 			return n.verifyLeaderForNow()
 		}
-		n.stats.readRounds.Add(1)
 		age, err := n.askVoters(others, quorum-1, term, deadline)
 		switch {
 		case errors.Is(err, ErrPeerTooOld):

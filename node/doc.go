@@ -31,7 +31,7 @@
 // cut off, does the write fail with ErrUncertain (write.go).
 //
 // A follower's linearizable read asks the leader for its read index (the
-// commit index, confirmed by a heartbeat round that started after the
+// commit index, confirmed by a confirmation round that started after the
 // read arrived, or by the leader's lease: lease.go) and waits until that
 // index is applied here; concurrent reads share rounds. READONLY reads are local, within MaxStaleness of the
 // leader's commit: each read index a follower gets is a sample (time the

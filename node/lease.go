@@ -99,7 +99,7 @@ func (n *Node) leaseHeld(term uint64) bool {
 	return ok
 }
 
-// takeLease runs a heartbeat round (shared with concurrent readers, and
+// takeLease runs a confirmation round (shared with concurrent readers, and
 // begun after the call) and, when leases are on and nothing revoked them
 // meanwhile, takes a lease from it. It returns the round's error: nil
 // means this node was leader when the round confirmed it.

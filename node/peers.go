@@ -20,7 +20,7 @@ type Peers interface {
 	// sent (the leader is unknown or unreachable).
 	Apply(leader string, entry []byte) (Forwarded, error)
 	// ReadIndex asks the leader for its read index: a commit index
-	// confirmed by a round of heartbeats that started after the call.
+	// confirmed by a confirmation round that started after the call.
 	ReadIndex(ctx context.Context, leader string) (uint64, error)
 	// Follows asks the voter id whether it follows leader (the asking
 	// node) in term, and how long before the request reached it it last

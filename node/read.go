@@ -18,8 +18,8 @@ const readyWait = 5 * time.Second
 // reflects every write acknowledged before the call.
 //
 // On the leader it takes the commit index, confirms leadership with a
-// heartbeat round (skipped when this node is the only voter: no one else
-// can lead), and waits until that index is applied here. On a follower it
+// confirmation round (confirm.go; skipped when this node is the only
+// voter: no one else can lead), and waits until that index is applied here. On a follower it
 // asks the leader for that same confirmed index (ReadIndex) and waits until
 // it is applied here. Concurrent callers share confirmation rounds and, on a
 // follower, requests to the leader.
@@ -152,7 +152,7 @@ func (n *Node) ReadIndexNow() (index uint64, ok bool) {
 }
 
 // ReadIndex is the leader's read index: its commit index, confirmed by a
-// heartbeat round that started after the call, or by the leader's lease
+// confirmation round that started after the call, or by the leader's lease
 // (lease.go), unless it is the only voter. Once that index is applied on any node, a read there is
 // linearizable. A follower calls it on the leader through Peers.
 func (n *Node) ReadIndex(ctx context.Context) (uint64, error) {
@@ -199,7 +199,6 @@ func (n *Node) waitReady(ctx context.Context) error {
 // fallback while a voter of an older build is needed for a majority
 // (confirm.go tells why it is not used otherwise).
 func (n *Node) verifyLeader() (uint64, error) {
-	n.stats.readRounds.Add(1)
 	if err := n.raft.VerifyLeader().Error(); err != nil {
 		if errors.Is(err, raft.ErrLeadershipLost) {
 			// A read has no outcome to be unsure of: leadership

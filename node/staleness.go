@@ -14,7 +14,7 @@ import (
 // was last heard from, which says nothing of what has been applied here.
 //
 // The follower keeps samples (at, index): index is a read index the
-// leader gave (ReadIndex: its commit index, confirmed by a heartbeat round)
+// leader gave (ReadIndex: its commit index, confirmed by a confirmation round)
 // in answer to a request this node sent at time at. Every write
 // acknowledged before at has an index at most index, so once index is
 // applied here, the local state covers every write acknowledged before
