@@ -79,7 +79,7 @@ func (n *Node) confirmLeadership() (uint64, error) {
 		}
 		// One round a try, whichever way it confirms.
 		n.stats.readRounds.Add(1)
-		others, quorum, err := n.otherVoters()
+		others, quorum, err := otherVoters(n.raft, n.cfg.ID)
 		if err != nil {
 			return 0, translateRaftErr(err)
 		}
@@ -118,10 +118,10 @@ func (n *Node) verifyLeaderForNow() (uint64, error) {
 	return noLease, nil
 }
 
-// otherVoters returns the voters of the configuration other than this
-// node, and how many votes make a majority.
-func (n *Node) otherVoters() ([]string, int, error) {
-	f := n.raft.GetConfiguration()
+// otherVoters returns the voters of r's configuration other than self,
+// and how many votes make a majority.
+func otherVoters(r *raft.Raft, self string) ([]string, int, error) {
+	f := r.GetConfiguration()
 	if err := f.Error(); err != nil {
 		return nil, 0, err
 	}
@@ -132,7 +132,7 @@ func (n *Node) otherVoters() ([]string, int, error) {
 			continue
 		}
 		voters++
-		if string(s.ID) != n.cfg.ID {
+		if string(s.ID) != self {
 			others = append(others, string(s.ID))
 		}
 	}

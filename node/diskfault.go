@@ -2,6 +2,7 @@ package node
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -68,18 +69,12 @@ func (n *Node) canHandOff(r *raft.Raft) bool {
 	if n.peers == nil {
 		return false
 	}
-	f := r.GetConfiguration()
-	if f.Error() != nil {
+	others, _, err := otherVoters(r, n.cfg.ID)
+	if err != nil {
 		return false
 	}
-	voters := map[string]bool{}
-	for _, s := range f.Configuration().Servers {
-		if s.Suffrage == raft.Voter && string(s.ID) != n.cfg.ID {
-			voters[string(s.ID)] = true
-		}
-	}
 	for _, m := range n.peers.Members() {
-		if voters[m.ID] && m.State == "alive" && !m.LogFault && !m.Reported.IsZero() && time.Since(m.Reported) < handOffFresh {
+		if slices.Contains(others, m.ID) && m.State == "alive" && !m.LogFault && !m.Reported.IsZero() && time.Since(m.Reported) < handOffFresh {
 			return true
 		}
 	}
