@@ -60,6 +60,10 @@ type groupCommit struct {
 	ended bool
 	// off: every entry is handed over at once (Config.noGroupCommit).
 	off bool
+	// holding counts the callers of together under way: entries submitted
+	// meanwhile are held, even with nothing in flight, and handed over
+	// when the last one ends.
+	holding int
 	// grouped: a batch may go to Raft as one group entry (the group gate,
 	// groupgate.go); otherwise its entries go one by one.
 	grouped atomic.Bool
@@ -101,7 +105,7 @@ func (g *groupCommit) submit(data []byte) raft.ApplyFuture {
 	if g.ended {
 		return raft.ApplyFuture(errorFuture{raft.ErrRaftShutdown})
 	}
-	if g.off || (!g.busy.Load() && len(g.queue) == 0) {
+	if g.off || (g.holding == 0 && !g.busy.Load() && len(g.queue) == 0) {
 		g.count(1)
 		g.busy.Store(true)
 		return g.raft.Apply(data, enqueueTimeout)
@@ -116,6 +120,27 @@ func (g *groupCommit) submit(data []byte) raft.ApplyFuture {
 		g.wake()
 	}
 	return h
+}
+
+// together runs fn, whose submits are held and handed to Raft as one
+// batch once it returns (or, with a batch in flight, once that one is
+// applied): a caller that proposes for many clients at once (resp's
+// event loop) makes one batch of them, where submitting them one by one
+// would send the first alone. Should fn wait for one of them, they are
+// handed over at holdLimit all the same.
+func (g *groupCommit) together(fn func()) {
+	g.mu.Lock()
+	g.holding++
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.holding--
+		if g.holding == 0 && len(g.queue) > 0 && !g.busy.Load() && !g.ended {
+			g.handOver()
+		}
+	}()
+	fn()
 }
 
 // applied is the state machine's callback after each applied batch (on
@@ -173,7 +198,7 @@ func (g *groupCommit) run() {
 		switch {
 		case len(g.queue) == 0:
 			since = time.Time{}
-		case !g.busy.Load():
+		case !g.busy.Load() && g.holding == 0:
 			g.handOver()
 			since = time.Time{}
 		case !since.IsZero() && time.Since(since) >= holdLimit:

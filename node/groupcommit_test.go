@@ -336,3 +336,42 @@ func TestHeldEntriesAnswerAsHandedOver(t *testing.T) {
 		}
 	})
 }
+
+// What is proposed inside ProposeTogether reaches Raft as one batch, even
+// with nothing in flight (where one proposal alone goes at once); and
+// should the caller wait for one of them inside, they are handed over at
+// holdLimit all the same.
+func TestProposeTogether(t *testing.T) {
+	n := startNode(t, Config{})
+	zadd := func(m string) *raftfsm.Entry {
+		return &raftfsm.Entry{Op: raftfsm.OpCommand, Time: n.Now(), Proto: 2,
+			Commands: []raftfsm.Command{{Argv: [][]byte{[]byte("ZADD"), []byte("k"), []byte("1"), []byte(m)}}}}
+	}
+	if _, err := n.Propose(zadd("first"))(); err != nil {
+		t.Fatal(err)
+	}
+	b0, e0, _ := n.GroupCommitStats()
+	var waits []func() (raftfsm.Result, error)
+	n.ProposeTogether(func() {
+		for i := range 10 {
+			waits = append(waits, n.Propose(zadd(fmt.Sprint("m", i))))
+		}
+	})
+	for i, w := range waits {
+		if res, err := w(); err != nil || string(res.Reply) != ":1\r\n" {
+			t.Fatalf("entry %d: %q, %v", i, res.Reply, err)
+		}
+	}
+	if b, e, _ := n.GroupCommitStats(); b-b0 != 1 || e-e0 != 10 {
+		t.Fatalf("ProposeTogether made %d batches of %d entries, want one of 10", b-b0, e-e0)
+	}
+	start := time.Now()
+	n.ProposeTogether(func() {
+		if _, err := n.Propose(zadd("waited"))(); err != nil {
+			t.Error(err)
+		}
+	})
+	if d := time.Since(start); d < holdLimit/2 {
+		t.Fatalf("a proposal waited for inside ProposeTogether was answered in %v, before holdLimit", d)
+	}
+}

@@ -107,6 +107,10 @@ func (n *Node) followerRead(ctx context.Context) error {
 // when this node is the only voter or holds its lease, and has applied
 // its commit index (ReadIndex's answer, read after the read arrived). On a
 // follower: a READONLY read the staleness bound allows as it is.
+// ReadsNow reports whether ReadBarrier would return at once, without a
+// round or a wait (resp's event loop runs only such reads).
+func (n *Node) ReadsNow(local bool) bool { return !n.closed.Load() && n.readsNow(local) }
+
 func (n *Node) readsNow(local bool) bool {
 	if n.Ready() {
 		if local {

@@ -64,6 +64,17 @@ func (n *Node) Propose(e *raftfsm.Entry) func() (raftfsm.Result, error) {
 	return n.propose(e, !isData(e.Op)).Wait
 }
 
+// ProposesNow reports whether a write proposed now goes to this node's
+// own log without waiting: it leads, and the barrier of its term is
+// applied (resp's event loop runs only such writes).
+func (n *Node) ProposesNow() bool {
+	return !n.closed.Load() && n.IsLeader() && n.Ready()
+}
+
+// ProposeTogether runs fn; the writes it proposes to this node's log go
+// to Raft together, as one batch, once it returns.
+func (n *Node) ProposeTogether(fn func()) { n.group.together(fn) }
+
 // isData reports whether entries of op only change the data, which a
 // reader waits for by index, rather than how this node behaves.
 func isData(op raftfsm.Op) bool {
