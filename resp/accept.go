@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -74,6 +75,10 @@ type framedConn struct {
 	// onClose is called once, by the first Close (maxclients' count).
 	onClose   func()
 	closeOnce sync.Once
+
+	// loopWake, while the event loop serves the connection, has the loop
+	// look at it: it was killed or closed (evloop_linux.go).
+	loopWake atomic.Pointer[func()]
 
 	started bool
 	first   [][]byte // the first request's arguments, as the Framer parsed them
@@ -173,7 +178,16 @@ func (f *framedConn) Close() error {
 			f.onClose()
 		}
 	})
-	return f.Conn.Close()
+	err := f.Conn.Close()
+	f.wakeLoop()
+	return err
+}
+
+// wakeLoop has the event loop look at the connection, if it serves it.
+func (f *framedConn) wakeLoop() {
+	if wake := f.loopWake.Load(); wake != nil {
+		(*wake)()
+	}
 }
 
 var (

@@ -83,6 +83,9 @@ func (c *client) kill() {
 	}
 	if nc := c.conn.NetConn(); nc != nil {
 		nc.SetReadDeadline(time.Now())
+		if fc, ok := nc.(*framedConn); ok {
+			fc.wakeLoop()
+		}
 	}
 }
 

@@ -203,21 +203,26 @@ func (c *client) flushOut() error {
 	c.omem.Store(int64(c.w.Len()))
 	n, err := c.nc.Write(c.w.Bytes())
 	c.s.stats.netOut.Add(int64(n))
-	c.omem.Store(0)
-	c.outCap.Store(int64(c.w.Cap()))
 	if !deadline.IsZero() {
 		c.nc.SetWriteDeadline(time.Time{})
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			c.closeForOutput()
 		}
 	}
+	c.sent()
+	return err
+}
+
+// sent ends a flush: the replies written are let go.
+func (c *client) sent() {
+	c.omem.Store(0)
+	c.outCap.Store(int64(c.w.Cap()))
 	if c.w.Cap() > maxKeptReplies {
 		c.w = command.Writer{Proto: c.w.Proto, Format: c.w.Format, Room: c.w.Room}
 	}
 	c.w.Reset()
 	c.mark = 0
 	c.releaseReply()
-	return err
 }
 
 // reply writes a one-off reply built by fn.

@@ -14,6 +14,13 @@ import (
 // runBatch executes a batch of requests (those that arrived together), in
 // order.
 func (c *client) runBatch(cmds [][][]byte) {
+	c.startBatch(cmds)
+	c.endBatch()
+}
+
+// startBatch runs a batch's commands; the writes among the last of them
+// may still be gathered or in flight (endBatch waits for them).
+func (c *client) startBatch(cmds [][][]byte) {
 	c.barrier = false
 	c.batchStart, c.lastTick = time.Now(), 0
 	c.lastTime.Store(c.batchStart.UnixMilli())
@@ -29,6 +36,10 @@ func (c *client) runBatch(cmds [][][]byte) {
 			break
 		}
 	}
+}
+
+// endBatch waits for the batch's writes and writes their replies.
+func (c *client) endBatch() {
 	c.drain()
 	c.checkOutput()
 }

@@ -27,7 +27,11 @@
 // serves it from the Framer's batches (connloop.go): a plaintext one from
 // inside its syscall.RawConn Read, so that a request costs one read
 // system call, as in Redis, not two; a batch with a blocking pop or WAIT
-// runs outside it. Close stops admitting
+// runs outside it. On Linux a plaintext connection is first served by the
+// event loop (evloop_linux.go) for as long as its batches are plain
+// reads and writes that run without waiting on this node (loopable.go),
+// while its goroutine waits; the first batch that is not goes back to the
+// goroutine, for good. Close stops admitting
 // connections, waits for the batches in flight to answer, then closes
 // redcon's servers, which close the listeners and the connections.
 //

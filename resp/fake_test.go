@@ -30,6 +30,8 @@ type fakeBackend struct {
 	// hold, when set, holds the answers of the writes proposed until it
 	// is closed.
 	hold chan struct{}
+	// noLoop: writes are not run in the event loop (ProposesNow).
+	noLoop bool
 }
 
 func newFakeBackend() *fakeBackend {
@@ -61,6 +63,22 @@ func (f *fakeBackend) Propose(e *raftfsm.Entry) func() (raftfsm.Result, error) {
 		}
 		return res, nil
 	}
+}
+
+// ProposesNow: the fake applies in Propose, so the event loop runs its
+// writes (evloop_linux.go), unless noLoop.
+func (f *fakeBackend) ProposesNow() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.noLoop
+}
+
+func (f *fakeBackend) ProposeTogether(fn func()) { fn() }
+
+func (f *fakeBackend) ReadsNow(local bool) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return !f.noLoop && f.err == nil
 }
 
 func (f *fakeBackend) ReadBarrier(ctx context.Context, local bool) error {

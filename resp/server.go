@@ -54,6 +54,11 @@ type Config struct {
 	// ("normal 64mb 16mb 60 ..."), outbuf.go; "": Redis's default, no
 	// limit for normal clients.
 	OutputBufferLimit string
+	// NoEventLoop serves every connection from a goroutine of its own.
+	// Otherwise, on Linux, plaintext connections are served from one event
+	// loop while their batches are plain writes on a leader
+	// (evloop_linux.go).
+	NoEventLoop bool
 	// Logger receives the edge's warnings: maxclients lowered to fit the
 	// open-files limit, clients closed for passing a buffer limit. Nil:
 	// discarded.
@@ -103,6 +108,7 @@ type Server struct {
 	latency  latencyMonitor
 	monitors monitors
 	pause    pauseState
+	loop     *evLoop // nil: every connection is served by its goroutine
 }
 
 type stats struct {
@@ -154,6 +160,13 @@ func NewServer(cfg Config, backend Backend) *Server {
 	}
 	s.initACL()
 	s.slowlog.init()
+	if !cfg.NoEventLoop {
+		loop, err := newEvLoop(s)
+		if err != nil {
+			s.cfg.Logger.Warn("serving every connection from its own goroutine", "error", err)
+		}
+		s.loop = loop
+	}
 	backend.OnKeyReady(func(db int, key []byte) {
 		if key == nil {
 			s.blocked.wakeAll()
@@ -309,6 +322,9 @@ func (s *Server) Close() error {
 	for s.active.Load() > 0 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
+	if s.loop != nil {
+		s.loop.close()
+	}
 	// redcon closes its listener and, once its accept loop ends, every
 	// connection it accepted: handle serves each in redcon's goroutine
 	// for it. A listener whose loop has not started yet is closed here,
@@ -395,6 +411,9 @@ func (s *Server) handle(conn redcon.Conn, _ redcon.Command) {
 	l := newConnLoop(s, c, fc)
 	defer l.flush()
 	if rc := fc.rawConn(); rc != nil {
+		if s.loop != nil && s.loop.serve(l, rc) {
+			return
+		}
 		l.serveRaw(rc)
 		return
 	}

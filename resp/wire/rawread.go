@@ -34,6 +34,14 @@ func (f *Framer) BeginRaw(fd int) {
 	f.rawFD, f.drained = fd, false
 }
 
+// ResumeRaw is BeginRaw for a socket that has received nothing since the
+// Framer last read from it in raw mode, without EndRaw since (an event
+// loop waiting with epoll knows): what the Framer learnt of the socket is
+// kept, so a read that came back short is not followed by another read.
+func (f *Framer) ResumeRaw(fd int) {
+	f.rawFD = fd
+}
+
 // EndRaw makes the Framer read from its net.Conn again.
 func (f *Framer) EndRaw() {
 	f.rawFD, f.drained, f.skipped = -1, false, false

@@ -1,0 +1,573 @@
+//go:build linux
+
+package resp
+
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/goblindb/goblin/resp/wire"
+)
+
+// The event loop serves plaintext connections from one goroutine, the way
+// Redis's event loop does, for as long as their batches are plain writes
+// (a pipeline of ZADDs, say), on a node that leads.
+//
+// A connection served by its own goroutine costs two goroutine wake-ups
+// per write: one when its request arrives, one when its write is
+// applied. The loop instead waits on an epoll set of its own, which Go's
+// poller waits on like any socket, reads every ready connection's
+// requests in one wake-up, proposes their writes as one batch, and hands
+// the connections to the waiter goroutine, which waits for their writes
+// in the order proposed and posts them back; the loop then writes their
+// replies.
+//
+// Everything else stays with the connection's goroutine, which waits
+// parked while the loop serves its connection: the first batch that is
+// not plain writes (a read, a transaction, AUTH, a blocking pop...), a
+// reply the socket does not take at once, or a node that does not lead
+// (a follower forwards writes, which may dial) hands the connection back
+// to it for good, with the batch. Nothing in the loop waits: a batch runs
+// in it only if none of its commands can wait (loopable).
+//
+// A connection's descriptor is in the epoll set, keyed by its number;
+// every read and write goes through the net.Conn's RawConn, which keeps
+// the descriptor open meanwhile. A connection closed by another goroutine
+// (redcon's, at a listener's end) leaves the set as its descriptor is
+// closed, and tells the loop (framedConn.Close); should its number be
+// reused before the loop hears of it, the new connection's arrival ends
+// the old one.
+type evLoop struct {
+	s     *Server
+	ep    *os.File // the epoll set, waited on by Go's poller
+	epfd  int      // its descriptor (os.File.Fd would make it blocking)
+	erc   syscall.RawConn
+	efd   int // eventfd in the set: something was posted
+	queue loopQueue
+
+	// batches counts the batches run in the loop, handOffs the
+	// connections handed back to their goroutines.
+	batches, handOffs atomic.Int64
+
+	// notify wakes the loop while it waits for writes in flight (not for
+	// its sockets); the eventfd wakes it otherwise.
+	notify chan struct{}
+
+	mu     sync.Mutex
+	posted []loopMsg
+	// dead: the loop has stopped; what is posted is answered at once.
+	dead bool
+
+	// The loop goroutine's own. stop: the server closes; inFlight counts
+	// the connections whose writes are with the waiter.
+	stop     bool
+	inFlight int
+	timer    *time.Timer
+	together func(func())
+	conns    map[int32]*loopConn
+	events   []syscall.EpollEvent
+	ended    bool
+}
+
+// loopConn is a connection the loop serves.
+type loopConn struct {
+	l  *connLoop
+	rc syscall.RawConn
+	fd int
+	// back tells the connection's goroutine the loop let it go: true: the
+	// connection ended; false: it is the goroutine's to serve.
+	back chan bool
+	// pending: its writes are with the waiter; fresh: epoll reported data
+	// or an end since its socket was last read; hup: the peer closed (or
+	// the socket failed).
+	pending, fresh, hup bool
+}
+
+type loopMsgKind uint8
+
+const (
+	msgAdd  loopMsgKind = iota // a new connection
+	msgDone                    // the waiter answered the writes of lcs
+	msgKill                    // killed (CLIENT KILL, a deleted user) or closed
+	msgStop                    // the server closes
+)
+
+type loopMsg struct {
+	lc   *loopConn
+	lcs  []*loopConn
+	kind loopMsgKind
+}
+
+// flightWait bounds how long the loop leaves its sockets unread while
+// writes are in flight.
+const flightWait = 2 * time.Millisecond
+
+// eventfd flags (EFD_NONBLOCK, EFD_CLOEXEC).
+const efdFlags = syscall.O_NONBLOCK | syscall.O_CLOEXEC
+
+// newEvLoop starts an event loop for s.
+func newEvLoop(s *Server) (*evLoop, error) {
+	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil, os.NewSyscallError("epoll_create1", err)
+	}
+	r, _, errno := syscall.RawSyscall(syscall.SYS_EVENTFD2, 0, efdFlags, 0)
+	if errno != 0 {
+		syscall.Close(epfd)
+		return nil, os.NewSyscallError("eventfd2", errno)
+	}
+	efd := int(r)
+	ev := syscall.EpollEvent{Events: syscall.EPOLLIN | -syscall.EPOLLET, Fd: int32(efd)}
+	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, efd, &ev); err != nil {
+		syscall.Close(efd)
+		syscall.Close(epfd)
+		return nil, os.NewSyscallError("epoll_ctl", err)
+	}
+	if err := syscall.SetNonblock(epfd, true); err != nil {
+		syscall.Close(efd)
+		syscall.Close(epfd)
+		return nil, os.NewSyscallError("fcntl", err)
+	}
+	e := &evLoop{s: s, ep: os.NewFile(uintptr(epfd), "epoll"), epfd: epfd, efd: efd,
+		conns: map[int32]*loopConn{}, events: make([]syscall.EpollEvent, 256),
+		notify: make(chan struct{}, 1), together: func(fn func()) { fn() }, timer: time.NewTimer(flightWait)}
+	e.timer.Stop()
+	if p, ok := s.backend.(proposer); ok {
+		e.together = p.ProposeTogether
+	}
+	e.erc, err = e.ep.SyscallConn()
+	if err != nil {
+		e.ep.Close()
+		syscall.Close(efd)
+		return nil, err
+	}
+	e.queue.init()
+	go e.run()
+	go e.waiter()
+	return e, nil
+}
+
+// serve has the loop serve l's connection; it returns once the loop lets
+// it go: true if it ended, false if the caller serves it now. l holds the
+// connection's first batch.
+func (e *evLoop) serve(l *connLoop, rc syscall.RawConn) (ended bool) {
+	fd := -1
+	if err := rc.Control(func(d uintptr) { fd = int(d) }); err != nil || fd < 0 {
+		return false
+	}
+	lc := &loopConn{l: l, rc: rc, fd: fd, back: make(chan bool, 1), fresh: true}
+	wake := func() { e.post(loopMsg{lc: lc, kind: msgKill}) }
+	l.fc.loopWake.Store(&wake)
+	e.post(loopMsg{lc: lc, kind: msgAdd})
+	ended = <-lc.back
+	l.fc.loopWake.Store(nil)
+	return ended
+}
+
+// close ends every connection the loop serves, as they finish their
+// writes, and then the loop.
+func (e *evLoop) close() { e.post(loopMsg{kind: msgStop}) }
+
+// post hands the loop a message and wakes it.
+func (e *evLoop) post(m loopMsg) {
+	e.mu.Lock()
+	if e.dead {
+		e.mu.Unlock()
+		orphan(m)
+		return
+	}
+	first := len(e.posted) == 0
+	e.posted = append(e.posted, m)
+	e.mu.Unlock()
+	if first {
+		select {
+		case e.notify <- struct{}{}:
+		default:
+		}
+		one := [8]byte{1}
+		syscall.Write(e.efd, one[:])
+	}
+}
+
+// run is the loop. With writes in flight it waits for them to be
+// answered, as Redis's clients wait for its fsync: requests that arrive
+// meanwhile are read in the next round, together. With none, it waits
+// for its epoll set to report something. Each round serves every socket
+// that has data, proposing the writes of all as one batch, then answers
+// what was posted (writes applied, new connections, kills).
+func (e *evLoop) run() {
+	for !e.ended {
+		if e.inFlight > 0 {
+			// Not for long: a read must not wait long for writes that
+			// are slow to commit (a disk stall, an election).
+			e.timer.Reset(flightWait)
+			select {
+			case <-e.notify:
+			case <-e.timer.C:
+			}
+			e.timer.Stop()
+			e.round(e.epfd)
+			continue
+		}
+		err := e.erc.Read(func(fd uintptr) bool {
+			return e.round(int(fd)) > 0 || e.ended
+		})
+		if err != nil {
+			break
+		}
+	}
+	// Whatever the loop still serves (only if it failed) goes back to its
+	// goroutine, as what is posted from now on.
+	for _, lc := range e.conns {
+		if !lc.pending {
+			e.let(lc, false)
+		}
+	}
+	e.mu.Lock()
+	e.dead = true
+	msgs := e.posted
+	e.posted = nil
+	e.mu.Unlock()
+	for _, m := range msgs {
+		orphan(m)
+	}
+	e.ep.Close()
+	syscall.Close(e.efd)
+	e.queue.close()
+}
+
+// round serves what the epoll set epfd reports and what was posted, and
+// returns how many things it served.
+func (e *evLoop) round(epfd int) (served int) {
+	// The sockets first: their writes go to the log as one batch before
+	// the replies of the batch applied are written, so those writes
+	// overlap its fdatasync, as Redis writes replies after its own.
+	e.together(func() {
+		for !e.ended {
+			n, err := syscall.EpollWait(epfd, e.events, 0)
+			if err == syscall.EINTR {
+				continue
+			}
+			if n <= 0 {
+				return
+			}
+			served += n
+			for _, ev := range e.events[:n] {
+				if ev.Fd == int32(e.efd) {
+					continue // taken below
+				}
+				lc := e.conns[ev.Fd]
+				if lc == nil {
+					continue
+				}
+				lc.fresh = true
+				if ev.Events&(syscall.EPOLLRDHUP|syscall.EPOLLHUP|syscall.EPOLLERR) != 0 {
+					lc.hup = true
+				}
+				e.serveConn(lc)
+			}
+			if n < len(e.events) {
+				return
+			}
+		}
+	})
+	return served + e.takePosted()
+}
+
+// orphan answers a message the loop will never read: a connection goes
+// back to its goroutine.
+func orphan(m loopMsg) {
+	switch m.kind {
+	case msgAdd:
+		m.lc.back <- false
+	case msgDone:
+		for _, lc := range m.lcs {
+			lc.back <- false
+		}
+	}
+}
+
+// takePosted serves the messages posted since the last call, and
+// returns how many there were.
+func (e *evLoop) takePosted() int {
+	e.mu.Lock()
+	msgs := e.posted
+	e.posted = nil
+	e.mu.Unlock()
+	if len(msgs) == 0 {
+		return 0
+	}
+	var buf [8]byte
+	syscall.Read(e.efd, buf[:])
+	for _, m := range msgs {
+		lc := m.lc
+		switch m.kind {
+		case msgAdd:
+			if e.stop {
+				e.let(lc, true)
+				continue
+			}
+			if old := e.conns[int32(lc.fd)]; old != nil {
+				// Its descriptor was closed, and the number reused.
+				delete(e.conns, int32(lc.fd))
+				if !old.pending {
+					old.back <- true
+				}
+			}
+			ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | -syscall.EPOLLET, Fd: int32(lc.fd)}
+			if err := syscall.EpollCtl(e.epfd, syscall.EPOLL_CTL_ADD, lc.fd, &ev); err != nil {
+				lc.back <- false
+				continue
+			}
+			e.conns[int32(lc.fd)] = lc
+			e.serveConn(lc)
+		case msgDone:
+			for _, lc := range m.lcs {
+				lc.pending = false
+				e.inFlight--
+				if e.conns[int32(lc.fd)] != lc {
+					lc.back <- true // closed meanwhile (above)
+					continue
+				}
+				if e.stop {
+					lc.l.flush()
+					e.let(lc, true)
+					continue
+				}
+				e.serveConn(lc)
+			}
+		case msgKill:
+			if e.conns[int32(lc.fd)] == lc && !lc.pending {
+				e.let(lc, true)
+			}
+		case msgStop:
+			e.stop = true
+			for _, lc := range e.conns {
+				if !lc.pending {
+					e.let(lc, true)
+				}
+			}
+		}
+	}
+	if e.stop && len(e.conns) == 0 {
+		e.ended = true
+	}
+	return len(msgs)
+}
+
+// let lets lc go: ended, or back to its goroutine.
+func (e *evLoop) let(lc *loopConn, ended bool) {
+	if e.conns[int32(lc.fd)] == lc {
+		syscall.EpollCtl(e.epfd, syscall.EPOLL_CTL_DEL, lc.fd, nil)
+		delete(e.conns, int32(lc.fd))
+	}
+	lc.back <- ended
+}
+
+// The outcomes of serving a connection.
+type loopOutcome uint8
+
+const (
+	loopIdle    loopOutcome = iota // it waits for data
+	loopPending                    // its writes are with the waiter
+	loopHandOff                    // its goroutine serves it from now on
+	loopEnd                        // it ended
+)
+
+// serveConn runs lc's batches until it has to wait for its socket or
+// for its writes, or leaves the loop.
+func (e *evLoop) serveConn(lc *loopConn) {
+	if lc.pending {
+		return
+	}
+	out := loopEnd
+	err := lc.rc.Read(func(fd uintptr) bool {
+		out = e.runConn(lc, int(fd))
+		return true
+	})
+	if err != nil {
+		out = loopEnd
+	}
+	switch out {
+	case loopPending:
+		lc.pending = true
+		e.inFlight++
+		e.queue.push(lc)
+	case loopHandOff:
+		lc.l.fc.fr.EndRaw()
+		e.handOffs.Add(1)
+		e.let(lc, false)
+	case loopEnd:
+		lc.l.fc.fr.EndRaw()
+		e.let(lc, true)
+	}
+}
+
+// runConn is serveConn inside the connection's RawConn Read: fd is its
+// socket.
+func (e *evLoop) runConn(lc *loopConn, fd int) loopOutcome {
+	l, c := lc.l, lc.l.c
+	fr := l.fc.fr
+	if lc.fresh {
+		fr.BeginRaw(fd)
+		lc.fresh = false
+	} else {
+		fr.ResumeRaw(fd)
+	}
+	if !e.flush(lc, fd) {
+		return loopHandOff
+	}
+	if c.quit || c.isKilled() || c.outClosed {
+		return loopEnd
+	}
+	for {
+		if !l.have {
+			cmds, err := fr.ReadBatch(nil)
+			if err == wire.ErrWouldBlock {
+				if lc.hup && fr.WaitedUnread() {
+					fr.BeginRaw(fd) // read on to the end of the stream
+					continue
+				}
+				return loopIdle
+			}
+			if err != nil {
+				l.fc.writeProtocolError(err)
+				return loopEnd
+			}
+			used, free := fr.BufStats()
+			c.qbuf.Store(int64(used))
+			c.qbufFree.Store(int64(free))
+			l.cmds, l.have = cmds, true
+		}
+		if !e.s.loopable(c, l.cmds) {
+			return loopHandOff
+		}
+		select {
+		case <-e.s.closing:
+			return loopEnd
+		default:
+		}
+		l.have = false
+		if !l.inFlight {
+			l.inFlight = true
+			e.s.active.Add(1)
+		}
+		e.batches.Add(1)
+		c.startBatch(l.cmds)
+		c.endView()
+		c.proposeGathered()
+		if len(c.pending) > 0 {
+			return loopPending
+		}
+		c.endBatch()
+		if !e.flush(lc, fd) {
+			return loopHandOff
+		}
+		if c.quit || c.isKilled() || c.outClosed {
+			return loopEnd
+		}
+	}
+}
+
+// flush writes lc's waiting replies if the socket takes them at once;
+// false: it took part of them (the rest is kept, for the connection's
+// goroutine to write).
+func (e *evLoop) flush(lc *loopConn, fd int) bool {
+	l, c := lc.l, lc.l.c
+	if c.outClosed || c.w.Len() == 0 {
+		l.flush()
+		return true
+	}
+	b := c.w.Bytes()
+	n, err := syscall.Write(fd, b)
+	if n < 0 {
+		n = 0
+	}
+	c.s.stats.netOut.Add(int64(n))
+	if n == len(b) {
+		c.sent()
+		if l.inFlight {
+			l.inFlight = false
+			e.s.active.Add(-1)
+		}
+		return true
+	}
+	if err != nil && err != syscall.EAGAIN {
+		return true // the next read ends the connection
+	}
+	rest := append([]byte(nil), b[n:]...)
+	c.w.Reset()
+	c.w.Raw(rest)
+	return false
+}
+
+// waiter answers the writes of the connections the loop hands it, in the
+// order it proposed them, and posts them back together.
+func (e *evLoop) waiter() {
+	for {
+		lcs, ok := e.queue.take()
+		if !ok {
+			return
+		}
+		for _, lc := range lcs {
+			lc.l.c.endBatch()
+		}
+		e.post(loopMsg{lcs: lcs, kind: msgDone})
+	}
+}
+
+// loopQueue is the waiter's queue of connections.
+type loopQueue struct {
+	mu     sync.Mutex
+	q      []*loopConn
+	ready  chan struct{}
+	closed bool
+}
+
+func (w *loopQueue) init() { w.ready = make(chan struct{}, 1) }
+
+func (w *loopQueue) push(lc *loopConn) {
+	w.mu.Lock()
+	w.q = append(w.q, lc)
+	first := len(w.q) == 1
+	w.mu.Unlock()
+	if first {
+		select {
+		case w.ready <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// take returns the connections queued, waiting for one; false once the
+// queue is closed and empty.
+func (w *loopQueue) take() ([]*loopConn, bool) {
+	for {
+		w.mu.Lock()
+		if len(w.q) > 0 {
+			q := w.q
+			w.q = nil
+			w.mu.Unlock()
+			return q, true
+		}
+		closed := w.closed
+		w.mu.Unlock()
+		if closed {
+			return nil, false
+		}
+		<-w.ready
+	}
+}
+
+func (w *loopQueue) close() {
+	w.mu.Lock()
+	w.closed = true
+	w.mu.Unlock()
+	select {
+	case w.ready <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,210 @@
+//go:build linux
+
+package resp
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+)
+
+// loopServer serves a fake backend whose writes the event loop runs.
+func loopServer(t *testing.T) (*Server, *fakeBackend) {
+	t.Helper()
+	s, fb := startServer(t, Config{})
+	if s.loop == nil {
+		t.Fatal("no event loop")
+	}
+	return s, fb
+}
+
+func TestEventLoopRunsPlainWrites(t *testing.T) {
+	s, _ := loopServer(t)
+	c := dial(t, s)
+	for i := range 20 {
+		if got := c.do("ZADD", "k", fmt.Sprint(i), fmt.Sprint("m", i)); got != ":1\r\n" {
+			t.Fatalf("ZADD %d: %q", i, got)
+		}
+	}
+	// A pipeline of writes, one batch.
+	var b []byte
+	for i := range 50 {
+		b = append(b, encode("ZINCRBY", "k", "1", fmt.Sprint("m", i%20))...)
+	}
+	c.send(b)
+	for i := range 50 {
+		want := fmt.Sprintf("$%d\r\n%d\r\n", len(fmt.Sprint(i%20+1+i/20)), i%20+1+i/20)
+		if got := c.read(); got != want {
+			t.Fatalf("ZINCRBY %d: %q, want %q", i, got, want)
+		}
+	}
+	if n := s.loop.batches.Load(); n != 21 {
+		t.Fatalf("the loop ran %d batches, want 21", n)
+	}
+	if n := s.loop.handOffs.Load(); n != 0 {
+		t.Fatalf("%d hand-offs", n)
+	}
+	// An invalid write after a valid one in the same batch would wait for
+	// the first: the batch goes to the connection's goroutine, replies in
+	// order.
+	c.send(append(encode("ZADD", "k", "1", "x"), encode("ZADD", "k", "notanumber", "y")...))
+	if got := c.read(); got != ":1\r\n" {
+		t.Fatalf("first of the mixed batch: %q", got)
+	}
+	if got := c.read(); !strings.HasPrefix(got, "-ERR value is not a valid float") {
+		t.Fatalf("second of the mixed batch: %q", got)
+	}
+	if n := s.loop.handOffs.Load(); n != 1 {
+		t.Fatalf("%d hand-offs, want 1", n)
+	}
+	// Served by its goroutine from then on, reads included.
+	if got := c.do("ZSCORE", "k", "m0"); got != "$1\r\n3\r\n" {
+		t.Fatalf("ZSCORE: %q", got)
+	}
+}
+
+func TestEventLoopHandsOverAtTheFirstRead(t *testing.T) {
+	s, _ := loopServer(t)
+	c := dial(t, s)
+	c.send(append(encode("ZADD", "k", "1", "a"), encode("ZADD", "k", "2", "b")...))
+	c.read()
+	c.read()
+	// Write then read in one batch: the read sees the write.
+	c.send(append(encode("ZADD", "k", "3", "c"), encode("ZCARD", "k")...))
+	if got := c.read(); got != ":1\r\n" {
+		t.Fatalf("ZADD: %q", got)
+	}
+	if got := c.read(); got != ":3\r\n" {
+		t.Fatalf("ZCARD: %q", got)
+	}
+	if s.loop.handOffs.Load() != 1 {
+		t.Fatalf("hand-offs: %d", s.loop.handOffs.Load())
+	}
+}
+
+func TestEventLoopRequestsWhileWritesInFlight(t *testing.T) {
+	s, fb := loopServer(t)
+	c := dial(t, s)
+	other := dial(t, s)
+	fb.mu.Lock()
+	fb.hold = make(chan struct{})
+	hold := fb.hold
+	fb.mu.Unlock()
+	c.send(encode("ZADD", "k", "1", "a"))
+	time.Sleep(50 * time.Millisecond)
+	// The next request arrives while the first write is in flight, and
+	// another connection's too.
+	c.send(encode("ZADD", "k", "2", "b"))
+	other.send(encode("ZADD", "k", "3", "c"))
+	time.Sleep(50 * time.Millisecond)
+	fb.mu.Lock()
+	fb.hold = nil
+	fb.mu.Unlock()
+	close(hold)
+	if got := c.read(); got != ":1\r\n" {
+		t.Fatalf("first: %q", got)
+	}
+	if got := c.read(); got != ":1\r\n" {
+		t.Fatalf("second: %q", got)
+	}
+	if got := other.read(); got != ":1\r\n" {
+		t.Fatalf("other: %q", got)
+	}
+	if got := c.do("ZCARD", "k"); got != ":3\r\n" {
+		t.Fatalf("ZCARD: %q", got)
+	}
+}
+
+func TestEventLoopClientKill(t *testing.T) {
+	s, _ := loopServer(t)
+	c := dial(t, s)
+	c.do("ZADD", "k", "1", "a")
+	admin := dial(t, s)
+	id := strings.TrimSpace(strings.TrimPrefix(admin.do("CLIENT", "LIST"), "$"))
+	// The first client listed is c (the lowest id).
+	i := strings.Index(id, "id=")
+	var cid int
+	fmt.Sscanf(id[i:], "id=%d", &cid)
+	if got := admin.do("CLIENT", "KILL", "ID", fmt.Sprint(cid)); got != ":1\r\n" {
+		t.Fatalf("CLIENT KILL: %q", got)
+	}
+	c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.rd.ReadByte(); err != io.EOF {
+		t.Fatalf("the killed connection reads %v, want EOF", err)
+	}
+}
+
+func TestEventLoopHalfClose(t *testing.T) {
+	s, _ := loopServer(t)
+	c := dial(t, s)
+	c.send(append(encode("ZADD", "k", "1", "a"), encode("ZADD", "k", "2", "b")...))
+	c.c.(interface{ CloseWrite() error }).CloseWrite()
+	c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	got, err := io.ReadAll(c.c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != ":1\r\n:1\r\n" {
+		t.Fatalf("replies before the end: %q", got)
+	}
+}
+
+// A reply the socket does not take at once goes to the connection's
+// goroutine, which writes the rest.
+func TestEventLoopLargeReplyHandsOver(t *testing.T) {
+	s, _ := loopServer(t)
+	c := dial(t, s)
+	// A reply larger than a loopback socket's largest send buffer (4 MiB).
+	const n = 200000
+	for lo := 0; lo < n; lo += 1000 {
+		args := []string{"ZADD", "k"}
+		for i := lo; i < lo+1000; i++ {
+			args = append(args, fmt.Sprint(i), fmt.Sprintf("member-%08d", i))
+		}
+		c.do(args...)
+	}
+	c.send(encode("ZPOPMIN", "k", fmt.Sprint(n)))
+	time.Sleep(100 * time.Millisecond) // the loop writes what the socket takes
+	c.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	head, err := c.rd.ReadString('\n')
+	if err != nil || head != fmt.Sprintf("*%d\r\n", 2*n) {
+		t.Fatalf("ZPOPMIN header %q, %v", head, err)
+	}
+	line := func() string {
+		l, err := c.rd.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSuffix(l, "\r\n")
+	}
+	for i := range n {
+		line()
+		m := line()
+		line()
+		sc := line()
+		if m != fmt.Sprintf("member-%08d", i) || sc != fmt.Sprint(i) {
+			t.Fatalf("pair %d: %s %s", i, m, sc)
+		}
+	}
+	if s.loop.handOffs.Load() != 1 {
+		t.Fatalf("hand-offs: %d, want 1", s.loop.handOffs.Load())
+	}
+	if got := c.do("ZCARD", "k"); got != ":0\r\n" {
+		t.Fatalf("ZCARD: %q", got)
+	}
+}
+
+func TestEventLoopServerClose(t *testing.T) {
+	s, _ := loopServer(t)
+	c := dial(t, s)
+	c.do("ZADD", "k", "1", "a")
+	done := make(chan struct{})
+	go func() { s.Close(); close(done) }()
+	c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := c.rd.ReadByte(); err != io.EOF {
+		t.Fatalf("a connection of a closed server reads %v, want EOF", err)
+	}
+	<-done
+}

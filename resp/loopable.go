@@ -1,0 +1,97 @@
+package resp
+
+import (
+	"strings"
+
+	"github.com/goblindb/goblin/command"
+)
+
+// loopMaxBytes bounds the requests of a batch the loop runs: larger
+// writes go to the connection's goroutine, whose proposal may be split.
+const loopMaxBytes = 64 << 10
+
+// proposer is what the event loop needs of the backend beyond Backend:
+// whether a write proposed now goes to this node's own log without
+// waiting (it leads, and its term's first entry is applied), rather than
+// to a leader over the network; and a way to make one batch of the
+// writes of many clients. *node.Node has it.
+type proposer interface {
+	ProposesNow() bool
+	// ProposeTogether runs fn; what it proposes goes to the log as one
+	// batch once it returns.
+	ProposeTogether(fn func())
+	// ReadsNow reports whether ReadBarrier(local) returns at once.
+	ReadsNow(local bool) bool
+}
+
+// loopable reports whether c's batch cmds may run in the event loop
+// (evloop_linux.go): nothing in it can wait. A write waits for nothing
+// until the batch ends (its reply is written once applied), but whatever
+// else follows a write in the batch first waits for it (client.drain): a
+// read, a connection command, a command refused. So a batch may run if
+// its commands are some of the loop's connection commands and reads,
+// then writes that each run (none refused), from a plain connection (no
+// transaction, no MONITOR, users settled, no CLIENT PAUSE), while this
+// node proposes to its own log (for writes) and reads without waiting
+// (for reads; its own writes applied here).
+func (s *Server) loopable(c *client, cmds [][][]byte) bool {
+	if c.multi != nil || c.monitoring.Load() || c.acl.early || s.pause.active.Load() {
+		return false
+	}
+	p, ok := s.backend.(proposer)
+	if !ok {
+		return false
+	}
+	size, writes, reads := 0, 0, 0
+	for _, argv := range cmds {
+		if len(argv) == 0 {
+			continue
+		}
+		if size += argvBytes(argv); size > loopMaxBytes {
+			return false
+		}
+		spec := command.Find(argv[0])
+		if spec == nil || spec.Flags&command.Blocking != 0 || !spec.CheckArity(len(argv)) || spec.CheckSub(argv) != nil {
+			return false
+		}
+		if spec.Edge || spec.Flags&command.Write == 0 {
+			if writes > 0 || (spec.Edge && !loopEdge(spec.Name, argv)) {
+				return false
+			}
+			if !spec.Edge {
+				reads++
+			}
+			continue
+		}
+		if c.authRequired() || !c.acl.user.Unrestricted() {
+			// A refusal would wait for the writes before it.
+			return false
+		}
+		if writes > 0 && spec.Validate != nil && spec.Validate(argv) != nil {
+			return false
+		}
+		writes++
+	}
+	if writes > 0 && !p.ProposesNow() {
+		return false
+	}
+	if reads > 0 && (c.written > s.backend.AppliedIndex() || !p.ReadsNow(c.readonly)) {
+		return false
+	}
+	return true
+}
+
+// loopEdge reports whether the loop runs the connection command name:
+// those that never wait.
+func loopEdge(name string, argv [][]byte) bool {
+	switch name {
+	case "ping", "echo", "select", "hello", "auth", "readonly", "readwrite":
+		return true
+	case "client":
+		switch strings.ToLower(string(argv[1])) {
+		case "setname", "setinfo", "getname", "id", "info":
+			return true
+		}
+	}
+	return false
+}
