@@ -51,6 +51,8 @@ var (
 	dConnected    = desc("connected_clients", "Client connections open.")
 	dConnections  = desc("connections_received_total", "Client connections accepted.")
 	dRejectedConn = desc("rejected_connections_total", "Client connections refused by maxclients.")
+	dLoopBatches  = desc("event_loop_batches_total", "Batches of requests the event loop ran (--event-loop).")
+	dLoopHandOffs = desc("event_loop_handoffs_total", "Connections the event loop handed back to a goroutine of their own for good (a blocking pop, WAIT, MULTI, MONITOR, a reply the socket did not take at once).")
 	dBlocked      = desc("blocked_clients", "Clients waiting in a blocking command.")
 	dNetIn        = desc("net_input_bytes_total", "Bytes read from clients.")
 	dNetOut       = desc("net_output_bytes_total", "Bytes written to clients.")
@@ -98,7 +100,7 @@ var (
 // but the set of metrics is fixed.
 var allDescs = []*prometheus.Desc{
 	dInfo, dCommands, dCmdFailed, dCmdRejected, dCmdSeconds, dErrors,
-	dConnected, dConnections, dRejectedConn, dBlocked, dNetIn, dNetOut, dHits, dMisses, dExpired,
+	dConnected, dConnections, dRejectedConn, dLoopBatches, dLoopHandOffs, dBlocked, dNetIn, dNetOut, dHits, dMisses, dExpired,
 	dKeys, dExpiring, dMembers, dHeap, dRSS, dMaxMemory,
 	dRaftState, dTerm, dCommit, dApplied, dLastContact, dFollowerApp, dFollowerLag, dFollowerSeen,
 	dAppend, dFsync, dSyncEntries, dSyncCmds, dLeaderChg, dSnapSeconds, dSnapBytes, dForwarded, dReadRounds, dReadIndex, dReadIndexed, dOverdue,
@@ -157,6 +159,8 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(dConnected, float64(c.edge.ConnectedClients()))
 	counter(dConnections, float64(t.Connections))
 	counter(dRejectedConn, float64(t.RejectedConnections))
+	counter(dLoopBatches, float64(t.LoopBatches))
+	counter(dLoopHandOffs, float64(t.LoopHandOffs))
 	gauge(dBlocked, float64(c.edge.BlockedClients()))
 	counter(dNetIn, float64(t.NetInput))
 	counter(dNetOut, float64(t.NetOutput))

@@ -27,11 +27,12 @@
 // serves it from the Framer's batches (connloop.go): a plaintext one from
 // inside its syscall.RawConn Read, so that a request costs one read
 // system call, as in Redis, not two; a batch with a blocking pop or WAIT
-// runs outside it. On Linux a plaintext connection is first served by the
-// event loop (evloop_linux.go) for as long as its batches are plain
-// reads and writes that run without waiting on this node (loopable.go),
-// while its goroutine waits; the first batch that is not goes back to the
-// goroutine, for good. Close stops admitting
+// runs outside it. With --event-loop, on Linux, a plaintext connection is
+// served by the event loop instead (evloop_linux.go), while its goroutine
+// waits: the loop runs the batches that run without waiting on this node
+// (loopable.go) and lends the others to the goroutine, which keeps the
+// connection once it may wait for data (a blocking pop, WAIT) or is no
+// longer plain (MULTI, MONITOR). Close stops admitting
 // connections, waits for the batches in flight to answer, then closes
 // redcon's servers, which close the listeners and the connections.
 //

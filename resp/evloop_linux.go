@@ -25,13 +25,15 @@ import (
 // in the order proposed and posts them back; the loop then writes their
 // replies.
 //
-// Everything else stays with the connection's goroutine, which waits
-// parked while the loop serves its connection: the first batch that is
-// not plain writes (a read, a transaction, AUTH, a blocking pop...), a
-// reply the socket does not take at once, or a node that does not lead
-// (a follower forwards writes, which may dial) hands the connection back
-// to it for good, with the batch. Nothing in the loop waits: a batch runs
-// in it only if none of its commands can wait (loopable).
+// The connection's goroutine waits parked while the loop serves its
+// connection. A batch the loop cannot run without waiting (loopable: a
+// read the writes in flight hold back, a write on a follower, which
+// forwards it, a transaction, a command refused after a write...) is lent
+// to it: it runs the batch, writes the replies and gives the connection
+// back. It keeps the connection for good when the batch may wait for data
+// (a blocking pop, WAIT), when the connection is no longer plain (inside
+// MULTI, a MONITOR), or when the socket did not take a reply at once.
+// Nothing in the loop waits.
 //
 // A connection's descriptor is in the epoll set, keyed by its number;
 // every read and write goes through the net.Conn's RawConn, which keeps
@@ -49,8 +51,9 @@ type evLoop struct {
 	queue loopQueue
 
 	// batches counts the batches run in the loop, handOffs the
-	// connections handed back to their goroutines.
-	batches, handOffs atomic.Int64
+	// connections handed back to their goroutines for good, lent the
+	// batches their goroutines ran for the loop.
+	batches, handOffs, lent atomic.Int64
 
 	// notify wakes the loop while it waits for writes in flight (not for
 	// its sockets); the eventfd wakes it otherwise.
@@ -77,14 +80,22 @@ type loopConn struct {
 	l  *connLoop
 	rc syscall.RawConn
 	fd int
-	// back tells the connection's goroutine the loop let it go: true: the
-	// connection ended; false: it is the goroutine's to serve.
-	back chan bool
+	// back tells the connection's goroutine the loop let it go, and why.
+	back chan loopVerdict
 	// pending: its writes are with the waiter; fresh: epoll reported data
 	// or an end since its socket was last read; hup: the peer closed (or
 	// the socket failed).
 	pending, fresh, hup bool
 }
+
+// loopVerdict is why the loop lets a connection go.
+type loopVerdict uint8
+
+const (
+	verdictEnd   loopVerdict = iota // the connection ended
+	verdictYours                    // its goroutine serves it from now on
+	verdictOne                      // its goroutine runs the batch read, then gives it back
+)
 
 type loopMsgKind uint8
 
@@ -158,13 +169,38 @@ func (e *evLoop) serve(l *connLoop, rc syscall.RawConn) (ended bool) {
 	if err := rc.Control(func(d uintptr) { fd = int(d) }); err != nil || fd < 0 {
 		return false
 	}
-	lc := &loopConn{l: l, rc: rc, fd: fd, back: make(chan bool, 1), fresh: true}
+	lc := &loopConn{l: l, rc: rc, fd: fd, back: make(chan loopVerdict, 1), fresh: true}
 	wake := func() { e.post(loopMsg{lc: lc, kind: msgKill}) }
 	l.fc.loopWake.Store(&wake)
-	e.post(loopMsg{lc: lc, kind: msgAdd})
-	ended = <-lc.back
-	l.fc.loopWake.Store(nil)
-	return ended
+	defer l.fc.loopWake.Store(nil)
+	for {
+		e.post(loopMsg{lc: lc, kind: msgAdd})
+		switch <-lc.back {
+		case verdictEnd:
+			return true
+		case verdictYours:
+			return false
+		}
+		// A batch the loop could not run without waiting: run here, and
+		// go back to the loop unless the connection changed (MULTI).
+		if l.runBatch() || l.flush() != nil {
+			return true
+		}
+		if !plainClient(l.c) {
+			e.handOffs.Add(1)
+			return false
+		}
+		lc.fresh, lc.hup = true, false
+	}
+}
+
+// loopCounts returns the loop's batches and hand-offs (none without a
+// loop).
+func (s *Server) loopCounts() (batches, handOffs int64) {
+	if s.loop == nil {
+		return 0, 0
+	}
+	return s.loop.batches.Load(), s.loop.handOffs.Load()
 }
 
 // close ends every connection the loop serves, as they finish their
@@ -223,7 +259,7 @@ func (e *evLoop) run() {
 	// goroutine, as what is posted from now on.
 	for _, lc := range e.conns {
 		if !lc.pending {
-			e.let(lc, false)
+			e.let(lc, verdictYours)
 		}
 	}
 	e.mu.Lock()
@@ -282,10 +318,10 @@ func (e *evLoop) round(epfd int) (served int) {
 func orphan(m loopMsg) {
 	switch m.kind {
 	case msgAdd:
-		m.lc.back <- false
+		m.lc.back <- verdictYours
 	case msgDone:
 		for _, lc := range m.lcs {
-			lc.back <- false
+			lc.back <- verdictYours
 		}
 	}
 }
@@ -307,19 +343,19 @@ func (e *evLoop) takePosted() int {
 		switch m.kind {
 		case msgAdd:
 			if e.stop {
-				e.let(lc, true)
+				e.let(lc, verdictEnd)
 				continue
 			}
 			if old := e.conns[int32(lc.fd)]; old != nil {
 				// Its descriptor was closed, and the number reused.
 				delete(e.conns, int32(lc.fd))
 				if !old.pending {
-					old.back <- true
+					old.back <- verdictEnd
 				}
 			}
 			ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | -syscall.EPOLLET, Fd: int32(lc.fd)}
 			if err := syscall.EpollCtl(e.epfd, syscall.EPOLL_CTL_ADD, lc.fd, &ev); err != nil {
-				lc.back <- false
+				lc.back <- verdictYours
 				continue
 			}
 			e.conns[int32(lc.fd)] = lc
@@ -329,25 +365,25 @@ func (e *evLoop) takePosted() int {
 				lc.pending = false
 				e.inFlight--
 				if e.conns[int32(lc.fd)] != lc {
-					lc.back <- true // closed meanwhile (above)
+					lc.back <- verdictEnd // closed meanwhile (above)
 					continue
 				}
 				if e.stop {
 					lc.l.flush()
-					e.let(lc, true)
+					e.let(lc, verdictEnd)
 					continue
 				}
 				e.serveConn(lc)
 			}
 		case msgKill:
 			if e.conns[int32(lc.fd)] == lc && !lc.pending {
-				e.let(lc, true)
+				e.let(lc, verdictEnd)
 			}
 		case msgStop:
 			e.stop = true
 			for _, lc := range e.conns {
 				if !lc.pending {
-					e.let(lc, true)
+					e.let(lc, verdictEnd)
 				}
 			}
 		}
@@ -358,13 +394,13 @@ func (e *evLoop) takePosted() int {
 	return len(msgs)
 }
 
-// let lets lc go: ended, or back to its goroutine.
-func (e *evLoop) let(lc *loopConn, ended bool) {
+// let lets lc go, for the reason v.
+func (e *evLoop) let(lc *loopConn, v loopVerdict) {
 	if e.conns[int32(lc.fd)] == lc {
 		syscall.EpollCtl(e.epfd, syscall.EPOLL_CTL_DEL, lc.fd, nil)
 		delete(e.conns, int32(lc.fd))
 	}
-	lc.back <- ended
+	lc.back <- v
 }
 
 // The outcomes of serving a connection.
@@ -374,6 +410,7 @@ const (
 	loopIdle    loopOutcome = iota // it waits for data
 	loopPending                    // its writes are with the waiter
 	loopHandOff                    // its goroutine serves it from now on
+	loopLend                       // its goroutine runs its batch
 	loopEnd                        // it ended
 )
 
@@ -399,10 +436,14 @@ func (e *evLoop) serveConn(lc *loopConn) {
 	case loopHandOff:
 		lc.l.fc.fr.EndRaw()
 		e.handOffs.Add(1)
-		e.let(lc, false)
+		e.let(lc, verdictYours)
+	case loopLend:
+		lc.l.fc.fr.EndRaw()
+		e.lent.Add(1)
+		e.let(lc, verdictOne)
 	case loopEnd:
 		lc.l.fc.fr.EndRaw()
-		e.let(lc, true)
+		e.let(lc, verdictEnd)
 	}
 }
 
@@ -443,7 +484,10 @@ func (e *evLoop) runConn(lc *loopConn, fd int) loopOutcome {
 			l.cmds, l.have = cmds, true
 		}
 		if !e.s.loopable(c, l.cmds) {
-			return loopHandOff
+			if mayWaitForData(l.cmds) || !plainClient(c) {
+				return loopHandOff
+			}
+			return loopLend
 		}
 		select {
 		case <-e.s.closing:

@@ -47,8 +47,8 @@ func TestEventLoopRunsPlainWrites(t *testing.T) {
 		t.Fatalf("%d hand-offs", n)
 	}
 	// An invalid write after a valid one in the same batch would wait for
-	// the first: the batch goes to the connection's goroutine, replies in
-	// order.
+	// the first: the connection's goroutine runs the batch, replies in
+	// order, and the connection goes back to the loop.
 	c.send(append(encode("ZADD", "k", "1", "x"), encode("ZADD", "k", "notanumber", "y")...))
 	if got := c.read(); got != ":1\r\n" {
 		t.Fatalf("first of the mixed batch: %q", got)
@@ -56,16 +56,33 @@ func TestEventLoopRunsPlainWrites(t *testing.T) {
 	if got := c.read(); !strings.HasPrefix(got, "-ERR value is not a valid float") {
 		t.Fatalf("second of the mixed batch: %q", got)
 	}
-	if n := s.loop.handOffs.Load(); n != 1 {
-		t.Fatalf("%d hand-offs, want 1", n)
+	if n := s.loop.lent.Load(); n != 1 {
+		t.Fatalf("%d batches lent, want 1", n)
 	}
-	// Served by its goroutine from then on, reads included.
 	if got := c.do("ZSCORE", "k", "m0"); got != "$1\r\n3\r\n" {
 		t.Fatalf("ZSCORE: %q", got)
 	}
+	if n := s.loop.batches.Load(); n != 22 {
+		t.Fatalf("the loop ran %d batches, want 22", n)
+	}
+	// A transaction's batches run in its goroutine, which keeps the
+	// connection while MULTI holds.
+	c.send(append(encode("MULTI"), encode("ZADD", "k", "2", "x")...))
+	if got := c.read(); got != "+OK\r\n" {
+		t.Fatalf("MULTI: %q", got)
+	}
+	if got := c.read(); got != "+QUEUED\r\n" {
+		t.Fatalf("queued ZADD: %q", got)
+	}
+	if n := s.loop.handOffs.Load(); n != 1 {
+		t.Fatalf("%d hand-offs, want 1", n)
+	}
+	if got := c.do("EXEC"); got != "*1\r\n:0\r\n" {
+		t.Fatalf("EXEC: %q", got)
+	}
 }
 
-func TestEventLoopHandsOverAtTheFirstRead(t *testing.T) {
+func TestEventLoopLendsAReadAfterAWrite(t *testing.T) {
 	s, _ := loopServer(t)
 	c := dial(t, s)
 	c.send(append(encode("ZADD", "k", "1", "a"), encode("ZADD", "k", "2", "b")...))
@@ -79,8 +96,8 @@ func TestEventLoopHandsOverAtTheFirstRead(t *testing.T) {
 	if got := c.read(); got != ":3\r\n" {
 		t.Fatalf("ZCARD: %q", got)
 	}
-	if s.loop.handOffs.Load() != 1 {
-		t.Fatalf("hand-offs: %d", s.loop.handOffs.Load())
+	if s.loop.lent.Load() != 1 || s.loop.handOffs.Load() != 0 {
+		t.Fatalf("batches lent: %d, hand-offs: %d; want 1, 0", s.loop.lent.Load(), s.loop.handOffs.Load())
 	}
 }
 

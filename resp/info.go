@@ -233,6 +233,9 @@ func infoStats(s *Server, b *strings.Builder) {
 	kv(b, "total_error_replies", st.errors.Load())
 	infoACLStats(s, b)
 	kv(b, "goblin_rejected_calls", st.rejected.Load())
+	batches, handOffs := s.loopCounts()
+	kv(b, "goblin_event_loop_batches", batches)
+	kv(b, "goblin_event_loop_handoffs", handOffs)
 }
 
 // ExpiredKeys returns how many keys expired on this node since it started.

@@ -29,11 +29,11 @@ type proposer interface {
 // until the batch ends (its reply is written once applied), but whatever
 // else follows a write in the batch first waits for it (client.drain): a
 // read, a connection command, a command refused. So a batch may run if
-// its commands are some of the loop's connection commands and reads,
-// then writes that each run (none refused), from a plain connection (no
-// transaction, no MONITOR, users settled, no CLIENT PAUSE), while this
-// node proposes to its own log (for writes) and reads without waiting
-// (for reads; its own writes applied here).
+// its commands are some of the loop's connection commands, reads and
+// commands refused, then writes that each run (none refused), from a
+// plain connection (no transaction, no MONITOR, users settled, no CLIENT
+// PAUSE), while this node proposes to its own log (for writes) and reads
+// without waiting (for reads; its own writes applied here).
 func (s *Server) loopable(c *client, cmds [][][]byte) bool {
 	if c.multi != nil || c.monitoring.Load() || c.acl.early || s.pause.active.Load() {
 		return false
@@ -51,7 +51,13 @@ func (s *Server) loopable(c *client, cmds [][][]byte) bool {
 			return false
 		}
 		spec := command.Find(argv[0])
-		if spec == nil || spec.Flags&command.Blocking != 0 || !spec.CheckArity(len(argv)) || spec.CheckSub(argv) != nil {
+		if spec == nil || !spec.CheckArity(len(argv)) || spec.CheckSub(argv) != nil {
+			if writes > 0 {
+				return false
+			}
+			continue // refused, without waiting for anything
+		}
+		if spec.Flags&command.Blocking != 0 {
 			return false
 		}
 		if spec.Edge || spec.Flags&command.Write == 0 {
@@ -79,6 +85,12 @@ func (s *Server) loopable(c *client, cmds [][][]byte) bool {
 		return false
 	}
 	return true
+}
+
+// plainClient reports whether c may go back to the event loop after a
+// batch its goroutine ran: no transaction under way, not a MONITOR.
+func plainClient(c *client) bool {
+	return c.multi == nil && !c.monitoring.Load()
 }
 
 // loopEdge reports whether the loop runs the connection command name:

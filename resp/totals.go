@@ -10,12 +10,15 @@ type Totals struct {
 	ErrorReplies        int64 // total_error_replies
 	NetInput, NetOutput int64 // total_net_input_bytes, total_net_output_bytes
 	Hits, Misses        int64 // keyspace_hits, keyspace_misses
+	// LoopBatches counts the batches the event loop ran, LoopHandOffs the
+	// connections it handed back to their goroutines (evloop_linux.go).
+	LoopBatches, LoopHandOffs int64
 }
 
 // Totals returns the server's counters.
 func (s *Server) Totals() Totals {
 	st := &s.stats
-	return Totals{
+	t := Totals{
 		Connections:         st.connections.Load(),
 		RejectedConnections: st.rejectedConns.Load(),
 		Commands:            st.commands.Load(),
@@ -26,4 +29,6 @@ func (s *Server) Totals() Totals {
 		Hits:                st.hits.Load(),
 		Misses:              st.misses.Load(),
 	}
+	t.LoopBatches, t.LoopHandOffs = s.loopCounts()
+	return t
 }

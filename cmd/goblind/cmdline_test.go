@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -94,6 +95,7 @@ func TestRefusedCommandLineCreatesNothing(t *testing.T) {
 		{[]string{"--metrics-addr", ":16591"}, "is not a loopback address"},
 		{[]string{"--election-timeout", "100ms", "--heartbeat-timeout", "1s"}, "--election-timeout 100ms is shorter than --heartbeat-timeout 1s"},
 		{[]string{"--procs", "-1"}, "--procs must be ≥ 0"},
+		{[]string{"--event-loop", "yes"}, "--event-loop must be auto, on or off"},
 		{[]string{"--maxclients", "0"}, "--maxclients must be at least 1, not 0"},
 		{[]string{"--max-voters", "0", "--bootstrap-expect", "3"}, "--max-voters must be at least 1, not 0"},
 		{[]string{"--bootstrap-expect", "-1"}, "--bootstrap-expect must be a number of nodes, not -1"},
@@ -249,5 +251,22 @@ func TestGOGCDefault(t *testing.T) {
 	}
 	if got, err := tuneRuntime(0, 120); err != nil || !strings.Contains(got, "gogc=120") {
 		t.Errorf("--gogc 120: %q %v", got, err)
+	}
+}
+
+func TestUseEventLoop(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(procs)
+	for _, c := range []struct {
+		mode  string
+		procs int
+		want  bool
+	}{
+		{"on", 2, true}, {"off", 1, false}, {"auto", 1, true}, {"auto", 2, false},
+	} {
+		runtime.GOMAXPROCS(c.procs)
+		if got := useEventLoop(c.mode); got != c.want {
+			t.Errorf("--event-loop %s with %d threads: %v, want %v", c.mode, c.procs, got, c.want)
+		}
 	}
 }

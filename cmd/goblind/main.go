@@ -100,7 +100,7 @@ type options struct {
 	snapshotThreshold                uint64
 	snapshotInterval                 time.Duration
 	procs, gcPercent                 int
-	eventLoop                        bool
+	eventLoop                        string
 	cluster                          clusterOptions
 	plane                            planeOptions
 	tls                              tlsOptions
@@ -127,7 +127,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 30*time.Second, "how often to check whether --snapshot-threshold entries have accumulated")
 	fs.StringVar(&o.pprofAddr, "pprof", "", "serve net/http/pprof on this address (off by default; never expose it)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
-	fs.BoolVar(&o.eventLoop, "event-loop", true, "serve plaintext clients from one event loop (epoll, Linux) while they send plain reads and writes to a leader, instead of from a goroutine each")
+	fs.StringVar(&o.eventLoop, "event-loop", "auto", "on: serve plaintext clients from one event loop (epoll, Linux) while they send plain reads and writes to a leader, instead of from a goroutine each; off; auto: on when one thread runs Go code (--procs 1, or a container limited to one CPU)")
 	fs.IntVar(&o.procs, "procs", 0, "threads running Go code at once (GOMAXPROCS); 0: every CPU")
 	fs.IntVar(&o.gcPercent, "gogc", 0, fmt.Sprintf("heap growth between garbage collections, in percent (GOGC); 0: %d, or the GOGC environment variable when it is set", defaultGCPercent))
 	o.cluster.register(fs)
@@ -188,6 +188,11 @@ func (o *options) check() error {
 	}
 	if o.procs < 0 {
 		return fmt.Errorf("--procs must be ≥ 0")
+	}
+	switch o.eventLoop {
+	case "auto", "on", "off":
+	default:
+		return fmt.Errorf("--event-loop must be auto, on or off, not %q", o.eventLoop)
 	}
 	// 0 is refused too: the node would take it as its default, which is
 	// not what was asked.
@@ -358,7 +363,7 @@ func run(args []string) error {
 
 		QueryBufferLimit:  int64(o.limits.queryBufferLimit),
 		OutputBufferLimit: o.limits.outputBuffer,
-		NoEventLoop:       !o.eventLoop,
+		NoEventLoop:       !useEventLoop(o.eventLoop),
 	}), n)
 	if err := srv.Listen(); err != nil {
 		n.Close()

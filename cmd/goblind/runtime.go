@@ -42,3 +42,13 @@ func tuneRuntime(procs, gcPercent int) (string, error) {
 // replay at 0.74× redis-server's instead of 0.99× (docs/benchmarks.md),
 // for about a quarter more collections of a small live heap.
 const defaultGCPercent = 75
+
+// useEventLoop decides --event-loop (auto, on or off) once the runtime is
+// tuned. With more than one thread running Go code, connections served by
+// goroutines of their own use them all (reads above all); with one, the
+// hand-offs between the goroutines a write passes through cost more than
+// its work, and a fdatasync holds the only thread while clients wait to
+// run, which the event loop avoids (docs/benchmarks.md).
+func useEventLoop(mode string) bool {
+	return mode == "on" || mode == "auto" && runtime.GOMAXPROCS(0) == 1
+}

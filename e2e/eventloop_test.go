@@ -1,0 +1,88 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// With one thread running Go code the event loop serves plain clients
+// (--event-loop auto): go-redis connections (HELLO and CLIENT SETINFO
+// first), pipelines of writes, reads, and batches the loop lends to the
+// connection's goroutine (a transaction, a read the writes in flight hold
+// back), all at once; every write lands once, in order, and every read
+// sees the writes its connection made.
+func TestEventLoopServesClients(t *testing.T) {
+	g := StartGoblind(t, NodeOptions{Args: []string{"--procs", "1"}})
+	ctx := context.Background()
+	const workers, rounds = 12, 150
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := g.Client(func(o *redis.Options) { o.PoolSize = 1 })
+			key := fmt.Sprintf("w%d", w)
+			for r := range rounds {
+				var err error
+				switch w % 3 {
+				case 0: // a pipeline of writes, then a read
+					_, err = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+						for range 4 {
+							p.ZIncrBy(ctx, key, 1, "m")
+						}
+						return nil
+					})
+				case 1: // one write at a time
+					for range 4 {
+						if err = c.ZIncrBy(ctx, key, 1, "m").Err(); err != nil {
+							break
+						}
+					}
+				case 2: // a transaction
+					_, err = c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+						for range 4 {
+							p.ZIncrBy(ctx, key, 1, "m")
+						}
+						return nil
+					})
+				}
+				if err != nil {
+					errs <- fmt.Errorf("worker %d round %d: %v", w, r, err)
+					return
+				}
+				got, err := c.ZScore(ctx, key, "m").Result()
+				if err != nil || got != float64(4*(r+1)) {
+					errs <- fmt.Errorf("worker %d round %d: ZSCORE %v, %v; want %d", w, r, got, err, 4*(r+1))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	ctl := g.Client()
+	if n := infoInt(t, ctl, "stats", "goblin_event_loop_batches"); n < workers*rounds {
+		t.Errorf("the event loop ran %d batches, want at least %d", n, workers*rounds)
+	}
+	// A transaction sent whole (MULTI to EXEC in one pipeline) runs in its
+	// connection's goroutine, which then gives the connection back.
+	if n := infoInt(t, ctl, "stats", "goblin_event_loop_handoffs"); n != 0 {
+		t.Errorf("the event loop handed %d connections back for good, want 0", n)
+	}
+	// A client killed while the loop serves it is closed.
+	victim := g.Client(func(o *redis.Options) { o.PoolSize = 1; o.ClientName = "victim" })
+	if err := victim.ZAdd(ctx, "v", redis.Z{Score: 1, Member: "a"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ctl.ClientKillByFilter(ctx, "SKIPME", "yes", "TYPE", "normal", "ID", fmt.Sprint(victim.ClientID(ctx).Val())).Result(); err != nil || n != 1 {
+		t.Fatalf("CLIENT KILL: %d, %v", n, err)
+	}
+}
