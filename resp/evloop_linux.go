@@ -54,6 +54,8 @@ type evLoop struct {
 	// connections handed back to their goroutines for good, lent the
 	// batches their goroutines ran for the loop.
 	batches, handOffs, lent atomic.Int64
+	// yields counts the turns that ended with requests left (loopTurn).
+	yields atomic.Int64
 
 	// notify wakes the loop while it waits for writes in flight (not for
 	// its sockets); the eventfd wakes it otherwise.
@@ -68,6 +70,10 @@ type evLoop struct {
 	// the connections whose writes are with the waiter.
 	stop     bool
 	inFlight int
+	// again holds the connections that had their turn (loopTurn) with
+	// requests left: the next round serves them first.
+	again    []*loopConn
+	turn     int // loopTurn
 	timer    *time.Timer
 	together func(func())
 	conns    map[int32]*loopConn
@@ -112,6 +118,11 @@ type loopMsg struct {
 	kind loopMsgKind
 }
 
+// loopTurn bounds the batches a connection runs in a row while others
+// wait: one sending reads without pause does not hold the loop (a
+// variable for tests).
+var loopTurn = 16
+
 // flightWait bounds how long the loop leaves its sockets unread while
 // writes are in flight.
 const flightWait = 2 * time.Millisecond
@@ -144,7 +155,7 @@ func newEvLoop(s *Server) (*evLoop, error) {
 	}
 	e := &evLoop{s: s, ep: os.NewFile(uintptr(epfd), "epoll"), epfd: epfd, efd: efd,
 		conns: map[int32]*loopConn{}, events: make([]syscall.EpollEvent, 256),
-		notify: make(chan struct{}, 1), together: func(fn func()) { fn() }, timer: time.NewTimer(flightWait)}
+		notify: make(chan struct{}, 1), together: func(fn func()) { fn() }, timer: time.NewTimer(flightWait), turn: loopTurn}
 	e.timer.Stop()
 	if p, ok := s.backend.(proposer); ok {
 		e.together = p.ProposeTogether
@@ -282,6 +293,15 @@ func (e *evLoop) round(epfd int) (served int) {
 	// the replies of the batch applied are written, so those writes
 	// overlap its fdatasync, as Redis writes replies after its own.
 	e.together(func() {
+		if again := e.again; len(again) > 0 {
+			e.again = nil
+			served += len(again)
+			for _, lc := range again {
+				if e.conns[int32(lc.fd)] == lc {
+					e.serveConn(lc)
+				}
+			}
+		}
 		for !e.ended {
 			n, err := syscall.EpollWait(epfd, e.events, 0)
 			if err == syscall.EINTR {
@@ -411,6 +431,7 @@ const (
 	loopPending                    // its writes are with the waiter
 	loopHandOff                    // its goroutine serves it from now on
 	loopLend                       // its goroutine runs its batch
+	loopYield                      // it had its turn, with requests left
 	loopEnd                        // it ended
 )
 
@@ -441,6 +462,11 @@ func (e *evLoop) serveConn(lc *loopConn) {
 		lc.l.fc.fr.EndRaw()
 		e.lent.Add(1)
 		e.let(lc, verdictOne)
+	case loopYield:
+		// Its socket may hold more, which epoll will not report again.
+		lc.fresh = true
+		e.yields.Add(1)
+		e.again = append(e.again, lc)
 	case loopEnd:
 		lc.l.fc.fr.EndRaw()
 		e.let(lc, verdictEnd)
@@ -464,7 +490,10 @@ func (e *evLoop) runConn(lc *loopConn, fd int) loopOutcome {
 	if c.quit || c.isKilled() || c.outClosed {
 		return loopEnd
 	}
-	for {
+	for turn := 0; ; turn++ {
+		if turn == e.turn {
+			return loopYield
+		}
 		if !l.have {
 			cmds, err := fr.ReadBatch(nil)
 			if err == wire.ErrWouldBlock {

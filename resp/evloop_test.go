@@ -225,3 +225,53 @@ func TestEventLoopServerClose(t *testing.T) {
 	}
 	<-done
 }
+
+// A connection that keeps the loop busy (a long pipeline of reads, its
+// replies read as they come) has turns, and the others are served
+// between them; all its replies come, in order.
+func TestEventLoopTurns(t *testing.T) {
+	// A turn of one batch: whatever follows a batch waits for the next
+	// round.
+	turn := loopTurn
+	t.Cleanup(func() { loopTurn = turn })
+	loopTurn = 1
+	s, _ := loopServer(t)
+	c, other := dial(t, s), dial(t, s)
+	c.do("ZADD", "k", "1", "a", "2", "b")
+	const n = 100000
+	var b []byte
+	for i := range n {
+		b = append(b, encode("ZSCORE", "k", []string{"a", "b"}[i%2])...)
+	}
+	read := make(chan error, 1)
+	go func() {
+		c.c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		for i := range n {
+			want := []string{"$1\r\n1\r\n", "$1\r\n2\r\n"}[i%2]
+			var got strings.Builder
+			for range 2 {
+				l, err := c.rd.ReadString('\n')
+				if err != nil {
+					read <- fmt.Errorf("reply %d: %v", i, err)
+					return
+				}
+				got.WriteString(l)
+			}
+			if got.String() != want {
+				read <- fmt.Errorf("reply %d: %q, want %q", i, got.String(), want)
+				return
+			}
+		}
+		read <- nil
+	}()
+	go c.c.Write(b)
+	if got := other.do("ZADD", "o", "1", "x"); got != ":1\r\n" {
+		t.Fatalf("the other connection's ZADD: %q", got)
+	}
+	if err := <-read; err != nil {
+		t.Fatal(err)
+	}
+	if s.loop.yields.Load() == 0 {
+		t.Fatalf("a pipeline of %d reads never yielded its turn (%d hand-offs)", n, s.loop.handOffs.Load())
+	}
+}
