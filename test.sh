@@ -56,6 +56,8 @@ e2e_stop() {
 }
 trap e2e_stop EXIT
 go test -race -count=1 -timeout 30m $(go list ./... | grep -v '/e2e$')
+# The RESP edge's tests once more, every server with the event loop.
+GOBLIN_TEST_EVENT_LOOP=1 go test -race -count=1 -timeout 10m ./resp/
 (cd bench && go test -race -count=1 -timeout 10m ./...)
 # go-redis's RouteByLatency races inside the client under -race, so that
 # check runs without the detector.

@@ -9,14 +9,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// With one thread running Go code the event loop serves plain clients
-// (--event-loop auto): go-redis connections (HELLO and CLIENT SETINFO
+// With one thread running Go code, --event-loop auto has the event loop
+// serve plain clients: go-redis connections (HELLO and CLIENT SETINFO
 // first), pipelines of writes, reads, and batches the loop lends to the
 // connection's goroutine (a transaction, a read the writes in flight hold
 // back), all at once; every write lands once, in order, and every read
 // sees the writes its connection made.
 func TestEventLoopServesClients(t *testing.T) {
-	g := StartGoblind(t, NodeOptions{Args: []string{"--procs", "1"}})
+	g := StartGoblind(t, NodeOptions{Args: []string{"--procs", "1", "--event-loop", "auto"}})
 	ctx := context.Background()
 	const workers, rounds = 12, 150
 	var wg sync.WaitGroup

@@ -194,11 +194,15 @@ func (e *evLoop) serve(l *connLoop, rc syscall.RawConn) (ended bool) {
 		}
 		// A batch the loop could not run without waiting: run here, and
 		// go back to the loop unless the connection changed (MULTI).
-		if l.runBatch() || l.flush() != nil {
+		end := l.runBatch()
+		keep := !end && !plainClient(l.c)
+		if keep {
+			e.handOffs.Add(1)
+		}
+		if end || l.flush() != nil {
 			return true
 		}
-		if !plainClient(l.c) {
-			e.handOffs.Add(1)
+		if keep {
 			return false
 		}
 		lc.fresh, lc.hup = true, false

@@ -13,7 +13,7 @@ import (
 // loopServer serves a fake backend whose writes the event loop runs.
 func loopServer(t *testing.T) (*Server, *fakeBackend) {
 	t.Helper()
-	s, fb := startServer(t, Config{})
+	s, fb := startServer(t, Config{EventLoop: true})
 	if s.loop == nil {
 		t.Fatal("no event loop")
 	}

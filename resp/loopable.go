@@ -6,6 +6,9 @@ import (
 	"github.com/goblindb/goblin/command"
 )
 
+// eventLoopForTests gives every server an event loop (loop_env_test.go).
+var eventLoopForTests bool
+
 // loopMaxBytes bounds the requests of a batch the loop runs: larger
 // writes go to the connection's goroutine, whose proposal may be split.
 const loopMaxBytes = 64 << 10

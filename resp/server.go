@@ -54,11 +54,10 @@ type Config struct {
 	// ("normal 64mb 16mb 60 ..."), outbuf.go; "": Redis's default, no
 	// limit for normal clients.
 	OutputBufferLimit string
-	// NoEventLoop serves every connection from a goroutine of its own.
-	// Otherwise, on Linux, plaintext connections are served from one event
-	// loop while their batches are plain writes on a leader
-	// (evloop_linux.go).
-	NoEventLoop bool
+	// EventLoop serves plaintext connections, on Linux, from one event
+	// loop while their batches run without waiting (evloop_linux.go);
+	// otherwise every connection is served by a goroutine of its own.
+	EventLoop bool
 	// Logger receives the edge's warnings: maxclients lowered to fit the
 	// open-files limit, clients closed for passing a buffer limit. Nil:
 	// discarded.
@@ -160,7 +159,7 @@ func NewServer(cfg Config, backend Backend) *Server {
 	}
 	s.initACL()
 	s.slowlog.init()
-	if !cfg.NoEventLoop {
+	if cfg.EventLoop || eventLoopForTests {
 		loop, err := newEvLoop(s)
 		if err != nil {
 			s.cfg.Logger.Warn("serving every connection from its own goroutine", "error", err)
