@@ -337,6 +337,11 @@ func (e *evLoop) round(epfd int) (served int) {
 	return served + e.takePosted()
 }
 
+// closed reports whether rc's descriptor is closed.
+func closed(rc syscall.RawConn) bool {
+	return rc.Control(func(uintptr) {}) != nil
+}
+
 // orphan answers a message the loop will never read: a connection goes
 // back to its goroutine.
 func orphan(m loopMsg) {
@@ -371,10 +376,16 @@ func (e *evLoop) takePosted() int {
 				continue
 			}
 			if old := e.conns[int32(lc.fd)]; old != nil {
-				// Its descriptor was closed, and the number reused.
-				delete(e.conns, int32(lc.fd))
-				if !old.pending {
-					old.back <- verdictEnd
+				// One of the two was closed, and its number reused: the
+				// one whose descriptor is closed ends.
+				if !closed(lc.rc) && closed(old.rc) {
+					delete(e.conns, int32(lc.fd))
+					if !old.pending {
+						old.back <- verdictEnd
+					}
+				} else {
+					lc.back <- verdictEnd
+					continue
 				}
 			}
 			ev := syscall.EpollEvent{Events: syscall.EPOLLIN | syscall.EPOLLRDHUP | -syscall.EPOLLET, Fd: int32(lc.fd)}
