@@ -53,11 +53,16 @@ func newConnLoop(s *Server, c *client, fc *framedConn) *connLoop {
 // flush writes the replies waiting, which ends the batch in flight.
 func (l *connLoop) flush() error {
 	err := l.c.flushOut()
+	l.landed()
+	return err
+}
+
+// landed ends the batch in flight: its replies are written.
+func (l *connLoop) landed() {
 	if l.inFlight {
 		l.inFlight = false
 		l.s.active.Add(-1)
 	}
-	return err
 }
 
 // run serves batches until the connection ends (true); in raw mode also
@@ -91,21 +96,29 @@ func (l *connLoop) run(raw bool) (end bool) {
 
 // runBatch runs l.cmds; true: the connection ends.
 func (l *connLoop) runBatch() (end bool) {
+	if !l.begin() {
+		return true
+	}
+	l.c.runBatch(l.cmds)
+	return l.c.quit || l.c.isKilled()
+}
+
+// begin starts running l.cmds, counted in flight; false: the server is
+// closing. A closing server runs nothing new: the connection closes and
+// the client goes to another node, instead of waiting on one that is
+// leaving.
+func (l *connLoop) begin() bool {
 	l.have = false
 	select {
 	case <-l.s.closing:
-		// A closing server runs nothing new: the connection closes and
-		// the client goes to another node, instead of waiting on one that
-		// is leaving.
-		return true
+		return false
 	default:
 	}
 	if !l.inFlight {
 		l.inFlight = true
 		l.s.active.Add(1)
 	}
-	l.c.runBatch(l.cmds)
-	return l.c.quit || l.c.isKilled()
+	return true
 }
 
 // serveRaw serves the connection from inside rc's Read until it ends.

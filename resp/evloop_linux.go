@@ -533,15 +533,8 @@ func (e *evLoop) runConn(lc *loopConn, fd int) loopOutcome {
 			}
 			return loopLend
 		}
-		select {
-		case <-e.s.closing:
+		if !l.begin() {
 			return loopEnd
-		default:
-		}
-		l.have = false
-		if !l.inFlight {
-			l.inFlight = true
-			e.s.active.Add(1)
 		}
 		e.batches.Add(1)
 		c.startBatch(l.cmds)
@@ -577,10 +570,7 @@ func (e *evLoop) flush(lc *loopConn, fd int) bool {
 	c.s.stats.netOut.Add(int64(n))
 	if n == len(b) {
 		c.sent()
-		if l.inFlight {
-			l.inFlight = false
-			e.s.active.Add(-1)
-		}
+		l.landed()
 		return true
 	}
 	if err != nil && err != syscall.EAGAIN {
