@@ -1,6 +1,7 @@
 package node
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,6 +61,9 @@ type groupCommit struct {
 	ended bool
 	// off: every entry is handed over at once (Config.noGroupCommit).
 	off bool
+	// oneThread: one thread runs Go code (GOMAXPROCS 1) when the node
+	// starts: see submitYielding.
+	oneThread bool
 	// holding counts the callers of together under way: entries submitted
 	// meanwhile are held, even with nothing in flight, and handed over
 	// when the last one ends.
@@ -94,7 +98,8 @@ const holdLimit = 100 * time.Millisecond
 // Raft runs, before anything is submitted (the state machine may call
 // applied before).
 func newGroupCommit(stop <-chan struct{}) *groupCommit {
-	return &groupCommit{stop: stop, kick: make(chan struct{}, 1), inflight: map[*byte]*groupFuture{}}
+	return &groupCommit{stop: stop, kick: make(chan struct{}, 1), inflight: map[*byte]*groupFuture{},
+		oneThread: runtime.GOMAXPROCS(0) == 1}
 }
 
 // submit hands data to Raft now, or with the next batch. The future
@@ -106,10 +111,54 @@ func (g *groupCommit) submit(data []byte) raft.ApplyFuture {
 		return raft.ApplyFuture(errorFuture{raft.ErrRaftShutdown})
 	}
 	if g.off || (g.holding == 0 && !g.busy.Load() && len(g.queue) == 0) {
+		if g.oneThread && !g.off {
+			return g.submitYielding(data)
+		}
 		g.count(1)
 		g.busy.Store(true)
 		return g.raft.Apply(data, enqueueTimeout)
 	}
+	return g.hold(data)
+}
+
+// submitYielding is submit with nothing in flight on one thread (g.mu
+// held): data is held while the goroutines that can run do, then handed
+// over with what they submitted meanwhile.
+//
+// With one thread running Go code, the goroutines of the clients whose
+// requests one poll of the network found wait in the thread's run queue
+// while one of them submits. Raft's leader goroutine, which the hand-over
+// wakes, runs next, ahead of them, and holds the thread in the log's
+// fdatasync: each batch was one or two entries (measured: 24,209
+// fdatasyncs for 40,000 ZADDs from 50 clients), and one thread ran a
+// quarter of the writes two did. Yielding first lets the others submit;
+// the last to return hands over all of them as one batch. Alone, the
+// entry waits for two yields.
+func (g *groupCommit) submitYielding(data []byte) raft.ApplyFuture {
+	h := g.hold(data)
+	g.holding++
+	// The scheduler may come back here before every goroutine ahead has
+	// run (it looks at its global queue every so often): yield until two
+	// yields in a row found nothing more submitted.
+	for n, idle := len(g.queue), 0; idle < 2 && !g.ended; {
+		g.mu.Unlock()
+		runtime.Gosched()
+		g.mu.Lock()
+		if len(g.queue) > n {
+			n, idle = len(g.queue), 0
+		} else {
+			idle++
+		}
+	}
+	g.holding--
+	if g.holding == 0 && len(g.queue) > 0 && !g.busy.Load() && !g.ended {
+		g.handOver()
+	}
+	return h
+}
+
+// hold queues data for the next batch (g.mu held).
+func (g *groupCommit) hold(data []byte) raft.ApplyFuture {
 	if len(g.queue) == 0 {
 		g.ready = make(chan struct{})
 	}

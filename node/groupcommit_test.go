@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -203,6 +204,48 @@ func TestBatchAppliedWhileHandedOverLeavesNothingInFlight(t *testing.T) {
 	g.submit([]byte{4})
 	if r.count() != 3 {
 		t.Fatal("an entry proposed with nothing in flight was held")
+	}
+}
+
+// With one thread running Go code, an entry submitted with nothing in
+// flight waits for the goroutines that can run to submit theirs, and goes
+// to Raft in one batch with them, where it went alone and the others
+// waited for its fdatasync.
+func TestOneThreadBatchesTheRunnable(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	stop := make(chan struct{})
+	defer close(stop)
+	g := newGroupCommit(stop)
+	if !g.oneThread {
+		t.Fatal("a group commit made with GOMAXPROCS 1 does not know it runs on one thread")
+	}
+	r := &applyingRaft{g: g, pending: true}
+	g.raft = r
+	g.grouped.Store(true)
+	go g.run()
+
+	const writers = 20
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-gate
+			g.submit([]byte{byte(i)})
+		}()
+	}
+	close(gate) // all runnable at once, as after a poll of the network
+	wg.Wait()
+	g.mu.Lock()
+	batches, entries, largest := g.batches, g.entries, g.largest
+	g.mu.Unlock()
+	t.Logf("%d entries in %d batches, largest %d", entries, batches, largest)
+	if largest < writers/2 {
+		t.Errorf("the largest batch held %d of %d entries submitted together", largest, writers)
+	}
+	if r.count() != int(batches) {
+		t.Errorf("%d batches counted, %d reached Raft", batches, r.count())
 	}
 }
 
