@@ -243,6 +243,7 @@ func TestRaftTimingFlags(t *testing.T) {
 // README say; a value given is used.
 func TestGOGCDefault(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	if _, set := os.LookupEnv("GOGC"); set {
 		t.Skip("GOGC is set in the environment")
 	}
@@ -251,6 +252,33 @@ func TestGOGCDefault(t *testing.T) {
 	}
 	if got, err := tuneRuntime(0, 120); err != nil || !strings.Contains(got, "gogc=120") {
 		t.Errorf("--gogc 120: %q %v", got, err)
+	}
+}
+
+// --procs 0 runs one thread where two CPUs or fewer are available, every
+// CPU otherwise; an environment GOMAXPROCS is left alone.
+func TestDefaultProcs(t *testing.T) {
+	for _, c := range []struct {
+		available int
+		set       bool
+		want      int
+	}{
+		{1, false, 1}, {2, false, 1}, {3, false, 0}, {64, false, 0}, {2, true, 0}, {1, true, 0},
+	} {
+		if got := defaultProcs(c.available, c.set); got != c.want {
+			t.Errorf("%d CPUs, GOMAXPROCS set %v: %d, want %d", c.available, c.set, got, c.want)
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	if _, set := os.LookupEnv("GOMAXPROCS"); set {
+		t.Skip("GOMAXPROCS is set in the environment")
+	}
+	if got, err := tuneRuntime(0, 0); err != nil || !strings.Contains(got, "procs=1 ") {
+		t.Errorf("--procs 0 with 2 CPUs: %q %v", got, err)
+	}
+	runtime.GOMAXPROCS(2)
+	if got, err := tuneRuntime(2, 0); err != nil || !strings.Contains(got, "procs=2 ") {
+		t.Errorf("--procs 2: %q %v", got, err)
 	}
 }
 

@@ -10,17 +10,13 @@ import (
 // tuneRuntime sets how many threads run Go code at once and how much the
 // heap may grow between collections. An environment GOMAXPROCS or GOGC
 // wins over the defaults (not over an explicit flag).
-//
-// procs 0 means Go's default: every CPU the process may use. With one
-// thread, a goroutine blocked in the log's fdatasync holds the only one
-// until the runtime takes it back, so the disk and the CPU take turns:
-// measured on 2 vCPUs with redis-benchmark -c 50 ZADD under --fsync
-// always, two threads ran 1.2-3.6x faster than one at -P 1 and 3.7x at
-// -P 16 (150k against 40k commands a second), 1.3-1.7x under everysec,
-// and one client with one command in flight as fast (docs/benchmarks.md).
 func tuneRuntime(procs, gcPercent int) (string, error) {
 	if procs < 0 {
 		return "", fmt.Errorf("--procs must be ≥ 0")
+	}
+	if procs == 0 {
+		_, set := os.LookupEnv("GOMAXPROCS")
+		procs = defaultProcs(runtime.GOMAXPROCS(0), set)
 	}
 	if procs > 0 {
 		runtime.GOMAXPROCS(procs)
@@ -34,6 +30,28 @@ func tuneRuntime(procs, gcPercent int) (string, error) {
 	gc := debug.SetGCPercent(100)
 	debug.SetGCPercent(gc)
 	return fmt.Sprintf("procs=%d gogc=%d", runtime.GOMAXPROCS(0), gc), nil
+}
+
+// defaultProcs is --procs 0: one thread when the process may use two CPUs
+// or fewer (Go's default, available, counts the CPUs the process may run
+// on and its container's CPU limit), every CPU otherwise, and whatever an
+// environment GOMAXPROCS says (set); 0 leaves Go's choice.
+//
+// A write's way through Raft's goroutines (the client's, group commit's,
+// Raft's leader loop, the log's fdatasync, the state machine's) wakes a
+// second thread at each hand-off when there is one, and on a machine of
+// two CPUs that thread takes the CPU the clients, or whatever else shares
+// the machine, were using. Measured on 2 vCPUs with redis-benchmark -c 50
+// on the same machine, --fsync always: ZADD -P 1 on a single node ran
+// 1.2-1.4x faster on one thread, at 13.6 µs of CPU a write against 22;
+// through a 3-node cluster's leader about as fast, at a quarter less CPU
+// (docs/benchmarks.md, "One thread"). Group commit makes one thread's
+// batches (submitYielding in node/groupcommit.go).
+func defaultProcs(available int, set bool) int {
+	if set || available > 2 {
+		return 0
+	}
+	return 1
 }
 
 // defaultGCPercent is GOGC unless --gogc or the environment says
