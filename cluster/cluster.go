@@ -31,6 +31,9 @@ type Node interface {
 	// ApplyForwarded proposes an entry a follower sent (leader only) and
 	// returns a function that waits for its result.
 	ApplyForwarded(entry []byte) func() (raftfsm.Result, error)
+	// ProposeTogether runs fn; the entries it proposes go to Raft as one
+	// batch once it returns.
+	ProposeTogether(fn func())
 	// ReadIndex is the leader's confirmed commit index.
 	ReadIndex(ctx context.Context) (uint64, error)
 	// ReadIndexNow is ReadIndex when it needs no round or wait (ok

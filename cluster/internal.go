@@ -20,9 +20,10 @@ import (
 // internal connections (forward.go is the other side). Requests are RESP
 // arrays, read with redcon's reader, and each connection's replies go back
 // in the order of its requests. Entries are proposed as they are read,
-// without waiting for earlier ones to commit, so a follower's pipeline is
-// replicated in one round and applied in the order sent; a writer
-// goroutine waits for each result in turn and writes it.
+// without waiting for earlier ones to commit, those of one read as one
+// batch, so a follower's pipeline is replicated in one round and applied
+// in the order sent; a writer goroutine waits for each result in turn and
+// writes it.
 //
 // Nothing here is reachable from the client port: the connection got
 // here through the plane's handshake, so the peer holds the cluster's
@@ -68,18 +69,23 @@ func (c *Cluster) serveInternal(nc net.Conn) {
 			break
 		}
 		wrote := false
-		for _, cmd := range cmds {
-			if out.pending.Load() == 0 {
-				if b, ok := c.answerNow(scratch[:0], cmd.Args); ok {
-					scratch = b
-					out.write(b, false)
-					wrote = true
-					continue
+		// The entries of one read go to Raft as one batch: proposed one
+		// by one, the first would go alone and the others wait for its
+		// fdatasync.
+		c.node.ProposeTogether(func() {
+			for _, cmd := range cmds {
+				if out.pending.Load() == 0 {
+					if b, ok := c.answerNow(scratch[:0], cmd.Args); ok {
+						scratch = b
+						out.write(b, false)
+						wrote = true
+						continue
+					}
 				}
+				out.pending.Add(1)
+				replies <- c.internalRequest(cmd.Args)
 			}
-			out.pending.Add(1)
-			replies <- c.internalRequest(cmd.Args)
-		}
+		})
 		if wrote {
 			out.flushIfIdle()
 		}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"net"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -97,6 +99,72 @@ func TestInternalReadIndexKeepsOrder(t *testing.T) {
 			t.Fatalf("lease %v: %d read-index rounds, want %d", now, got, wantRounds)
 		}
 		client.Close()
+	}
+}
+
+// togetherNode records which forwarded entries were proposed inside
+// which ProposeTogether call.
+type togetherNode struct {
+	fuzzNode
+	mu      sync.Mutex
+	calls   int // ProposeTogether calls
+	inside  bool
+	batches []int // entries proposed inside each call
+	outside int   // entries proposed outside any
+}
+
+func (n *togetherNode) ProposeTogether(fn func()) {
+	n.mu.Lock()
+	n.calls++
+	n.inside = true
+	n.batches = append(n.batches, 0)
+	n.mu.Unlock()
+	fn()
+	n.mu.Lock()
+	n.inside = false
+	n.mu.Unlock()
+}
+
+func (n *togetherNode) ApplyForwarded(b []byte) func() (raftfsm.Result, error) {
+	n.mu.Lock()
+	if n.inside {
+		n.batches[len(n.batches)-1]++
+	} else {
+		n.outside++
+	}
+	n.mu.Unlock()
+	return n.fuzzNode.ApplyForwarded(b)
+}
+
+// The entries a follower's pipeline sends in one write are proposed as
+// one batch, so the first does not go to Raft alone with the others
+// waiting for its fdatasync.
+func TestInternalEntriesOfOneReadProposedTogether(t *testing.T) {
+	n := &togetherNode{}
+	c := &Cluster{cfg: Config{ID: "n1"}, node: n, log: hclog.NewNullLogger()}
+	client, server := net.Pipe()
+	defer client.Close()
+	go c.serveInternal(server)
+	client.SetDeadline(time.Now().Add(5 * time.Second))
+	const entries = 8
+	var req []byte
+	for range entries {
+		req = wire.AppendCommandStrings(req, "GOBLIN.APPLY", string((&raftfsm.Entry{Op: raftfsm.OpNoop}).Encode(nil)))
+	}
+	go client.Write(req)
+	br := bufio.NewReader(client)
+	for i := range entries {
+		if v, err := wire.ReadReply(br); err != nil || v.Kind != '*' {
+			t.Fatalf("reply %d: %q %q, %v", i, v.Kind, v.Str, err)
+		}
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.outside != 0 {
+		t.Fatalf("%d entries proposed outside ProposeTogether", n.outside)
+	}
+	if largest := slices.Max(n.batches); largest < 2 {
+		t.Fatalf("entries written together proposed in batches of %v", n.batches)
 	}
 }
 

@@ -197,6 +197,8 @@ func TestPlaneCloseWithIdlePeers(t *testing.T) {
 // entries by decoding them.
 type fuzzNode struct{ Node }
 
+func (fuzzNode) ProposeTogether(fn func()) { fn() }
+
 func (fuzzNode) ApplyForwarded(b []byte) func() (raftfsm.Result, error) {
 	if _, err := raftfsm.Decode(b); err != nil {
 		return func() (raftfsm.Result, error) { return raftfsm.Result{}, node.ErrBadEntry }
