@@ -4,6 +4,7 @@ package resp
 
 import (
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -20,10 +21,12 @@ import (
 // per write: one when its request arrives, one when its write is
 // applied. The loop instead waits on an epoll set of its own, which Go's
 // poller waits on like any socket, reads every ready connection's
-// requests in one wake-up, proposes their writes as one batch, and hands
-// the connections to the waiter goroutine, which waits for their writes
-// in the order proposed and posts them back; the loop then writes their
-// replies.
+// requests in one wake-up and proposes their writes as one batch. Each
+// connection's own goroutine, parked meanwhile, waits for its writes and
+// posts the connection back; the loop then writes the replies. No
+// connection waits behind another's writes: one whose write cannot be
+// stored (a full disk) or whose outcome is learned late (a leadership
+// change) holds back no other.
 //
 // The connection's goroutine waits parked while the loop serves its
 // connection. A batch the loop cannot run without waiting (loopable: a
@@ -43,12 +46,11 @@ import (
 // reused before the loop hears of it, the new connection's arrival ends
 // the old one.
 type evLoop struct {
-	s     *Server
-	ep    *os.File // the epoll set, waited on by Go's poller
-	epfd  int      // its descriptor (os.File.Fd would make it blocking)
-	erc   syscall.RawConn
-	efd   int // eventfd in the set: something was posted
-	queue loopQueue
+	s    *Server
+	ep   *os.File // the epoll set, waited on by Go's poller
+	epfd int      // its descriptor (os.File.Fd would make it blocking)
+	erc  syscall.RawConn
+	efd  int // eventfd in the set: something was posted
 
 	// batches counts the batches run in the loop, handOffs the
 	// connections handed back to their goroutines for good, lent the
@@ -67,7 +69,7 @@ type evLoop struct {
 	dead bool
 
 	// The loop goroutine's own. stop: the server closes; inFlight counts
-	// the connections whose writes are with the waiter.
+	// the connections whose goroutines wait for their writes.
 	stop     bool
 	inFlight int
 	// again holds the connections that had their turn (loopTurn) with
@@ -88,7 +90,7 @@ type loopConn struct {
 	fd int
 	// back tells the connection's goroutine the loop let it go, and why.
 	back chan loopVerdict
-	// pending: its writes are with the waiter; fresh: epoll reported data
+	// pending: its goroutine waits for its writes; fresh: epoll reported data
 	// or an end since its socket was last read; hup: the peer closed (or
 	// the socket failed).
 	pending, fresh, hup bool
@@ -101,20 +103,20 @@ const (
 	verdictEnd   loopVerdict = iota // the connection ended
 	verdictYours                    // its goroutine serves it from now on
 	verdictOne                      // its goroutine runs the batch read, then gives it back
+	verdictWait                     // its goroutine waits for the batch's writes, then gives it back
 )
 
 type loopMsgKind uint8
 
 const (
 	msgAdd  loopMsgKind = iota // a new connection
-	msgDone                    // the waiter answered the writes of lcs
+	msgDone                    // lc's writes are answered
 	msgKill                    // killed (CLIENT KILL, a deleted user) or closed
 	msgStop                    // the server closes
 )
 
 type loopMsg struct {
 	lc   *loopConn
-	lcs  []*loopConn
 	kind loopMsgKind
 }
 
@@ -166,9 +168,7 @@ func newEvLoop(s *Server) (*evLoop, error) {
 		syscall.Close(efd)
 		return nil, err
 	}
-	e.queue.init()
 	go e.run()
-	go e.waiter()
 	return e, nil
 }
 
@@ -184,13 +184,24 @@ func (e *evLoop) serve(l *connLoop, rc syscall.RawConn) (ended bool) {
 	wake := func() { e.post(loopMsg{lc: lc, kind: msgKill}) }
 	l.fc.loopWake.Store(&wake)
 	defer l.fc.loopWake.Store(nil)
+	add := true
 	for {
-		e.post(loopMsg{lc: lc, kind: msgAdd})
+		if add {
+			e.post(loopMsg{lc: lc, kind: msgAdd})
+		}
+		add = true
 		switch <-lc.back {
 		case verdictEnd:
 			return true
 		case verdictYours:
 			return false
+		case verdictWait:
+			// The loop still holds the connection's place in its set:
+			// it writes the replies once told.
+			l.c.endBatch()
+			e.post(loopMsg{lc: lc, kind: msgDone})
+			add = false
+			continue
 		}
 		// A batch the loop could not run without waiting: run here, and
 		// go back to the loop unless the connection changed (MULTI).
@@ -257,6 +268,7 @@ func (e *evLoop) run() {
 			e.timer.Reset(flightWait)
 			select {
 			case <-e.notify:
+				e.gather()
 			case <-e.timer.C:
 			}
 			e.timer.Stop()
@@ -287,15 +299,37 @@ func (e *evLoop) run() {
 	}
 	e.ep.Close()
 	syscall.Close(e.efd)
-	e.queue.close()
+}
+
+// gather lets the connections' goroutines that can run post too before
+// the loop takes what was posted: a batch applied makes runnable every
+// goroutine that waits for one of its writes, and the loop, woken by the
+// first, would otherwise serve that connection alone and propose its next
+// write alone. It yields until every connection in flight posted, or two
+// yields in a row found nothing more.
+func (e *evLoop) gather() {
+	for n, idle := e.postedLen(), 0; idle < 2 && n < e.inFlight; {
+		runtime.Gosched()
+		if m := e.postedLen(); m > n {
+			n, idle = m, 0
+		} else {
+			idle++
+		}
+	}
+}
+
+func (e *evLoop) postedLen() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.posted)
 }
 
 // round serves what the epoll set epfd reports and what was posted, and
-// returns how many things it served.
+// returns how many things it served. Whatever it proposes goes to the log
+// as one batch.
 func (e *evLoop) round(epfd int) (served int) {
-	// The sockets first: their writes go to the log as one batch before
-	// the replies of the batch applied are written, so those writes
-	// overlap its fdatasync, as Redis writes replies after its own.
+	// The sockets first, then the connections whose writes were answered
+	// (their replies written, their next requests read).
 	e.together(func() {
 		if again := e.again; len(again) > 0 {
 			e.again = nil
@@ -312,7 +346,7 @@ func (e *evLoop) round(epfd int) (served int) {
 				continue
 			}
 			if n <= 0 {
-				return
+				break
 			}
 			served += n
 			for _, ev := range e.events[:n] {
@@ -330,11 +364,12 @@ func (e *evLoop) round(epfd int) (served int) {
 				e.serveConn(lc)
 			}
 			if n < len(e.events) {
-				return
+				break
 			}
 		}
+		served += e.takePosted()
 	})
-	return served + e.takePosted()
+	return served
 }
 
 // closed reports whether rc's descriptor is closed.
@@ -349,9 +384,7 @@ func orphan(m loopMsg) {
 	case msgAdd:
 		m.lc.back <- verdictYours
 	case msgDone:
-		for _, lc := range m.lcs {
-			lc.back <- verdictYours
-		}
+		m.lc.back <- verdictYours
 	}
 }
 
@@ -396,20 +429,18 @@ func (e *evLoop) takePosted() int {
 			e.conns[int32(lc.fd)] = lc
 			e.serveConn(lc)
 		case msgDone:
-			for _, lc := range m.lcs {
-				lc.pending = false
-				e.inFlight--
-				if e.conns[int32(lc.fd)] != lc {
-					lc.back <- verdictEnd // closed meanwhile (above)
-					continue
-				}
-				if e.stop {
-					lc.l.flush()
-					e.let(lc, verdictEnd)
-					continue
-				}
-				e.serveConn(lc)
+			lc.pending = false
+			e.inFlight--
+			if e.conns[int32(lc.fd)] != lc {
+				lc.back <- verdictEnd // closed meanwhile (above)
+				continue
 			}
+			if e.stop {
+				lc.l.flush()
+				e.let(lc, verdictEnd)
+				continue
+			}
+			e.serveConn(lc)
 		case msgKill:
 			if e.conns[int32(lc.fd)] == lc && !lc.pending {
 				e.let(lc, verdictEnd)
@@ -443,7 +474,7 @@ type loopOutcome uint8
 
 const (
 	loopIdle    loopOutcome = iota // it waits for data
-	loopPending                    // its writes are with the waiter
+	loopPending                    // its goroutine waits for its writes
 	loopHandOff                    // its goroutine serves it from now on
 	loopLend                       // its goroutine runs its batch
 	loopYield                      // it had its turn, with requests left
@@ -468,7 +499,7 @@ func (e *evLoop) serveConn(lc *loopConn) {
 	case loopPending:
 		lc.pending = true
 		e.inFlight++
-		e.queue.push(lc)
+		lc.back <- verdictWait
 	case loopHandOff:
 		lc.l.fc.fr.EndRaw()
 		e.handOffs.Add(1)
@@ -580,72 +611,4 @@ func (e *evLoop) flush(lc *loopConn, fd int) bool {
 	c.w.Reset()
 	c.w.Raw(rest)
 	return false
-}
-
-// waiter answers the writes of the connections the loop hands it, in the
-// order it proposed them, and posts them back together.
-func (e *evLoop) waiter() {
-	for {
-		lcs, ok := e.queue.take()
-		if !ok {
-			return
-		}
-		for _, lc := range lcs {
-			lc.l.c.endBatch()
-		}
-		e.post(loopMsg{lcs: lcs, kind: msgDone})
-	}
-}
-
-// loopQueue is the waiter's queue of connections.
-type loopQueue struct {
-	mu     sync.Mutex
-	q      []*loopConn
-	ready  chan struct{}
-	closed bool
-}
-
-func (w *loopQueue) init() { w.ready = make(chan struct{}, 1) }
-
-func (w *loopQueue) push(lc *loopConn) {
-	w.mu.Lock()
-	w.q = append(w.q, lc)
-	first := len(w.q) == 1
-	w.mu.Unlock()
-	if first {
-		select {
-		case w.ready <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// take returns the connections queued, waiting for one; false once the
-// queue is closed and empty.
-func (w *loopQueue) take() ([]*loopConn, bool) {
-	for {
-		w.mu.Lock()
-		if len(w.q) > 0 {
-			q := w.q
-			w.q = nil
-			w.mu.Unlock()
-			return q, true
-		}
-		closed := w.closed
-		w.mu.Unlock()
-		if closed {
-			return nil, false
-		}
-		<-w.ready
-	}
-}
-
-func (w *loopQueue) close() {
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
-	select {
-	case w.ready <- struct{}{}:
-	default:
-	}
 }

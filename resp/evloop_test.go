@@ -134,6 +134,36 @@ func TestEventLoopRequestsWhileWritesInFlight(t *testing.T) {
 	}
 }
 
+// A connection whose write is held (a full disk, a leadership change)
+// holds back no other connection's answers.
+func TestEventLoopWriteHeldHoldsBackNoOther(t *testing.T) {
+	s, fb := loopServer(t)
+	c := dial(t, s)
+	other := dial(t, s)
+	fb.mu.Lock()
+	fb.hold = make(chan struct{})
+	hold := fb.hold
+	fb.mu.Unlock()
+	defer close(hold)
+	c.send(encode("ZADD", "k", "1", "a"))
+	time.Sleep(50 * time.Millisecond)
+	fb.mu.Lock()
+	fb.hold = nil
+	fb.mu.Unlock()
+	for i := range 3 {
+		if got := other.do("ZADD", "k", fmt.Sprint(i), fmt.Sprint("b", i)); got != ":1\r\n" {
+			t.Fatalf("the other connection's ZADD %d: %q", i, got)
+		}
+	}
+	// The fake applies a held write at once; only its answer waits.
+	if got := other.do("ZCARD", "k"); got != ":4\r\n" {
+		t.Fatalf("ZCARD: %q", got)
+	}
+	if s.loop.batches.Load() < 3 {
+		t.Fatalf("the loop ran %d batches, want the other connection's", s.loop.batches.Load())
+	}
+}
+
 func TestEventLoopClientKill(t *testing.T) {
 	s, _ := loopServer(t)
 	c := dial(t, s)
