@@ -101,14 +101,27 @@ func TestEventLoopLendsAReadAfterAWrite(t *testing.T) {
 	}
 }
 
+// holdAnswers holds the answers of the writes proposed to fb from now on,
+// until the channel returned is closed.
+func holdAnswers(fb *fakeBackend) chan struct{} {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	fb.hold = make(chan struct{})
+	return fb.hold
+}
+
+// answerAtOnce has fb answer the writes proposed from now on at once.
+func answerAtOnce(fb *fakeBackend) {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	fb.hold = nil
+}
+
 func TestEventLoopRequestsWhileWritesInFlight(t *testing.T) {
 	s, fb := loopServer(t)
 	c := dial(t, s)
 	other := dial(t, s)
-	fb.mu.Lock()
-	fb.hold = make(chan struct{})
-	hold := fb.hold
-	fb.mu.Unlock()
+	hold := holdAnswers(fb)
 	c.send(encode("ZADD", "k", "1", "a"))
 	time.Sleep(50 * time.Millisecond)
 	// The next request arrives while the first write is in flight, and
@@ -116,9 +129,7 @@ func TestEventLoopRequestsWhileWritesInFlight(t *testing.T) {
 	c.send(encode("ZADD", "k", "2", "b"))
 	other.send(encode("ZADD", "k", "3", "c"))
 	time.Sleep(50 * time.Millisecond)
-	fb.mu.Lock()
-	fb.hold = nil
-	fb.mu.Unlock()
+	answerAtOnce(fb)
 	close(hold)
 	if got := c.read(); got != ":1\r\n" {
 		t.Fatalf("first: %q", got)
@@ -140,16 +151,10 @@ func TestEventLoopWriteHeldHoldsBackNoOther(t *testing.T) {
 	s, fb := loopServer(t)
 	c := dial(t, s)
 	other := dial(t, s)
-	fb.mu.Lock()
-	fb.hold = make(chan struct{})
-	hold := fb.hold
-	fb.mu.Unlock()
-	defer close(hold)
+	defer close(holdAnswers(fb))
 	c.send(encode("ZADD", "k", "1", "a"))
 	time.Sleep(50 * time.Millisecond)
-	fb.mu.Lock()
-	fb.hold = nil
-	fb.mu.Unlock()
+	answerAtOnce(fb)
 	for i := range 3 {
 		if got := other.do("ZADD", "k", fmt.Sprint(i), fmt.Sprint("b", i)); got != ":1\r\n" {
 			t.Fatalf("the other connection's ZADD %d: %q", i, got)
