@@ -30,7 +30,8 @@
 // runs outside it. With --event-loop, on Linux, a plaintext connection is
 // served by the event loop instead (evloop_linux.go), while its goroutine
 // waits: the loop runs the batches that run without waiting on this node
-// (loopable.go) and lends the others to the goroutine, which keeps the
+// (loopable.go), has the goroutine wait for the writes it proposed for the
+// connection, and lends the others to the goroutine, which keeps the
 // connection once it may wait for data (a blocking pop, WAIT) or is no
 // longer plain (MULTI, MONITOR). Close stops admitting
 // connections, waits for the batches in flight to answer, then closes
