@@ -139,8 +139,8 @@ func (g *groupCommit) submitYielding(data []byte) raft.ApplyFuture {
 	g.holding++
 	// The scheduler may come back here before every goroutine ahead has
 	// run (it looks at its global queue every so often): yield until two
-	// yields in a row found nothing more submitted.
-	for n, idle := len(g.queue), 0; idle < 2 && !g.ended; {
+	// yields in a row found nothing more submitted, maxYields at most.
+	for n, idle, yields := len(g.queue), 0, 0; idle < 2 && yields < maxYields && !g.ended; yields++ {
 		g.mu.Unlock()
 		runtime.Gosched()
 		g.mu.Lock()
@@ -156,6 +156,10 @@ func (g *groupCommit) submitYielding(data []byte) raft.ApplyFuture {
 	}
 	return h
 }
+
+// maxYields bounds the yields of submitYielding: goroutines that keep
+// submitting do not hold the first entry back for long.
+const maxYields = 64
 
 // hold queues data for the next batch (g.mu held).
 func (g *groupCommit) hold(data []byte) raft.ApplyFuture {
