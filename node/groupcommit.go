@@ -118,7 +118,7 @@ func (g *groupCommit) submit(data []byte) raft.ApplyFuture {
 		g.busy.Store(true)
 		return g.raft.Apply(data, enqueueTimeout)
 	}
-	return g.hold(data)
+	return g.hold(data, true)
 }
 
 // submitYielding is submit with nothing in flight on one thread (g.mu
@@ -135,7 +135,10 @@ func (g *groupCommit) submit(data []byte) raft.ApplyFuture {
 // the last to return hands over all of them as one batch. Alone, the
 // entry waits for two yields.
 func (g *groupCommit) submitYielding(data []byte) raft.ApplyFuture {
-	h := g.hold(data)
+	// The flusher is not woken: this goroutine hands the batch over, and
+	// a lone client would pay the flusher's wake-up and timer on every
+	// write.
+	h := g.hold(data, false)
 	g.holding++
 	// The scheduler may come back here before every goroutine ahead has
 	// run (it looks at its global queue every so often): yield until two
@@ -161,15 +164,16 @@ func (g *groupCommit) submitYielding(data []byte) raft.ApplyFuture {
 // submitting do not hold the first entry back for long.
 const maxYields = 64
 
-// hold queues data for the next batch (g.mu held).
-func (g *groupCommit) hold(data []byte) raft.ApplyFuture {
+// hold queues data for the next batch (g.mu held), waking the flusher
+// for the first entry queued when wake is set.
+func (g *groupCommit) hold(data []byte, wake bool) raft.ApplyFuture {
 	if len(g.queue) == 0 {
 		g.ready = make(chan struct{})
 	}
 	h := &heldFuture{data: data, ready: g.ready}
 	g.queue = append(g.queue, h)
 	g.held.Store(int64(len(g.queue)))
-	if len(g.queue) == 1 {
+	if len(g.queue) == 1 && wake {
 		g.wake()
 	}
 	return h
