@@ -135,29 +135,31 @@ func (g *groupCommit) submit(data []byte) raft.ApplyFuture {
 // the last to return hands over all of them as one batch. Alone, the
 // entry waits for two yields.
 func (g *groupCommit) submitYielding(data []byte) raft.ApplyFuture {
-	// The flusher is not woken: this goroutine hands the batch over, and
-	// a lone client would pay the flusher's wake-up and timer on every
-	// write.
+	// The flusher is not woken: together hands the batch over, and a lone
+	// client would pay the flusher's wake-up and timer on every write.
+	// Until together holds, the entry queued makes others hold theirs.
 	h := g.hold(data, false)
-	g.holding++
-	// The scheduler may come back here before every goroutine ahead has
-	// run (it looks at its global queue every so often): yield until two
-	// yields in a row found nothing more submitted, maxYields at most.
-	for n, idle, yields := len(g.queue), 0, 0; idle < 2 && yields < maxYields && !g.ended; yields++ {
-		g.mu.Unlock()
-		runtime.Gosched()
-		g.mu.Lock()
-		if len(g.queue) > n {
-			n, idle = len(g.queue), 0
-		} else {
-			idle++
+	g.mu.Unlock()
+	g.together(yieldWhileGrowing(g.held.Load))
+	g.mu.Lock()
+	return h
+}
+
+// yieldWhileGrowing yields to the goroutines that can run until two yields
+// in a row found count no higher, maxYields at most: the scheduler may come
+// back before every goroutine ahead has run (it looks at its global queue
+// every so often).
+func yieldWhileGrowing(count func() int64) func() {
+	return func() {
+		for n, idle, yields := count(), 0, 0; idle < 2 && yields < maxYields; yields++ {
+			runtime.Gosched()
+			if m := count(); m > n {
+				n, idle = m, 0
+			} else {
+				idle++
+			}
 		}
 	}
-	g.holding--
-	if g.holding == 0 && len(g.queue) > 0 && !g.busy.Load() && !g.ended {
-		g.handOver()
-	}
-	return h
 }
 
 // maxYields bounds the yields of submitYielding: goroutines that keep
