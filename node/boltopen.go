@@ -44,3 +44,23 @@ func openBolt(opts raftboltdb.Options) (s *raftboltdb.BoltStore, err error) {
 	}
 	return s, nil
 }
+
+// boltLog is a raft-boltdb log whose reads turn the panics and memory
+// faults bbolt meets in a damaged file into errors that name it, as
+// openBolt does for the first reads: the log's whole length is read at a
+// start without a snapshot (snapshots.go checks it before Raft does, which
+// panics at any error), and any entry may be read later.
+type boltLog struct {
+	*raftboltdb.BoltStore
+	path string
+}
+
+func (b *boltLog) GetLog(index uint64, l *raft.Log) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s is damaged: %v", b.path, r)
+		}
+	}()
+	return b.BoltStore.GetLog(index, l)
+}

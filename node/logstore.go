@@ -170,13 +170,14 @@ func openStores(dir string, mode Fsync, want LogStore, deferLeader bool, inject 
 	var base raft.LogStore
 	switch kind {
 	case LogStoreBolt:
-		b, err := openBolt(raftboltdb.Options{Path: filepath.Join(dir, boltLogFile), NoSync: mode == FsyncEverysec})
+		path := filepath.Join(dir, boltLogFile)
+		b, err := openBolt(raftboltdb.Options{Path: path, NoSync: mode == FsyncEverysec})
 		if err != nil {
 			s.stable.Close()
 			return nil, fmt.Errorf("open raft log: %w. In a cluster, move the data directory aside and start the node again: "+
 				"it catches up from the leader; a single node cannot be repaired: restore its data directory from a backup", err)
 		}
-		base, s.sync, s.closeLog = b, b.Sync, b.Close
+		base, s.sync, s.closeLog = &boltLog{BoltStore: b, path: path}, b.Sync, b.Close
 		base = &timedLog{LogStore: base, st: &s.stats, syncs: mode == FsyncAlways}
 	default:
 		walLog := logger.Named("wal")
