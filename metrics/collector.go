@@ -87,6 +87,7 @@ var (
 	dReadIndex    = desc("raft_read_index_requests_total", "Read indexes a follower asked of the leader for linearizable reads; concurrent reads share one request.")
 	dReadIndexed  = desc("raft_read_index_reads_total", "Reads on a follower that waited for a read index from the leader; per request: divide by raft_read_index_requests_total.")
 	dOverdue      = desc("raft_group_commit_overdue_total", "Batches of held writes handed to Raft because they had been held 100 ms with the batch before them still in flight.")
+	dRounds       = desc("raft_group_commit_round_seconds", "Batches of writes this node handed to Raft as leader, from the hand-over until applied here: one commit round (append, replication, the fsyncs, the apply). Its _sum over the time elapsed is the share of time a batch was in flight.")
 	dForwarded    = desc("raft_forwarded_writes_total", "Write entries forwarded to the leader (sent, by a follower) or accepted from a follower (received, by the leader).", "direction")
 	dFailed       = desc("raft_failed_entries_total", "Log entries the state machine recorded as failed.")
 	dLogFailing   = desc("raft_log_write_failing", "1 while the Raft log cannot be written (writes answer MISCONF).")
@@ -103,7 +104,7 @@ var allDescs = []*prometheus.Desc{
 	dConnected, dConnections, dRejectedConn, dLoopBatches, dLoopHandOffs, dBlocked, dNetIn, dNetOut, dHits, dMisses, dExpired,
 	dKeys, dExpiring, dMembers, dHeap, dRSS, dMaxMemory,
 	dRaftState, dTerm, dCommit, dApplied, dLastContact, dFollowerApp, dFollowerLag, dFollowerSeen,
-	dAppend, dFsync, dSyncEntries, dSyncCmds, dLeaderChg, dSnapSeconds, dSnapBytes, dForwarded, dReadRounds, dReadIndex, dReadIndexed, dOverdue,
+	dAppend, dFsync, dSyncEntries, dSyncCmds, dLeaderChg, dSnapSeconds, dSnapBytes, dForwarded, dReadRounds, dReadIndex, dReadIndexed, dOverdue, dRounds,
 	dFailed, dLogFailing, dSnapFailing, dGossip,
 }
 
@@ -265,6 +266,7 @@ func (c *Collector) collectRaft(st node.Status, gauge, counter func(*prometheus.
 	counter(dReadIndex, float64(m.ReadIndexRequests))
 	counter(dReadIndexed, float64(m.ReadIndexReads))
 	counter(dOverdue, float64(m.GroupOverdue))
+	histogram(dRounds, m.GroupRounds)
 	counter(dFailed, float64(st.FailedEntries))
 	gauge(dLogFailing, boolFloat(st.LogWriteErr != nil))
 	gauge(dSnapFailing, boolFloat(st.SnapshotErr != nil))

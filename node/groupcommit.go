@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/raft"
 
+	"github.com/goblindb/goblin/internal/hist"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -48,6 +49,11 @@ type groupCommit struct {
 	busy atomic.Bool
 	// held is len(queue), for that callback.
 	held atomic.Int64
+	// handed: when the batch in flight was handed to Raft (Unix
+	// nanoseconds); rounds: how long batches took from then until the
+	// state machine reported them applied (the commit round).
+	handed atomic.Int64
+	rounds hist.Histogram
 
 	mu sync.Mutex
 	// queue is what waits for the next batch; ready is closed once it is
@@ -115,7 +121,7 @@ func (g *groupCommit) submit(data []byte) raft.ApplyFuture {
 			return g.submitYielding(data)
 		}
 		g.count(1)
-		g.busy.Store(true)
+		g.fly()
 		return g.raft.Apply(data, enqueueTimeout)
 	}
 	return g.hold(data, true)
@@ -205,7 +211,9 @@ func (g *groupCommit) together(fn func()) {
 // applied is the state machine's callback after each applied batch (on
 // its goroutine: it only signals, and takes no lock).
 func (g *groupCommit) applied() {
-	g.busy.Store(false)
+	if g.busy.Swap(false) {
+		g.rounds.Record(time.Duration(time.Now().UnixNano() - g.handed.Load()))
+	}
 	if g.held.Load() > 0 {
 		g.wake()
 	}
@@ -221,6 +229,12 @@ func (g *groupCommit) leadershipChanged() {
 	clear(g.inflight)
 	g.fmu.Unlock()
 	g.applied()
+}
+
+// fly marks a batch in flight from now.
+func (g *groupCommit) fly() {
+	g.handed.Store(time.Now().UnixNano())
+	g.busy.Store(true)
 }
 
 func (g *groupCommit) wake() {
@@ -291,7 +305,7 @@ func (g *groupCommit) handOver() {
 		}
 		// Busy before it reaches Raft, not after: the state machine may
 		// apply it, and report so (applied), before applyHeld returns.
-		g.busy.Store(true)
+		g.fly()
 		g.applyHeld(g.queue[i:j])
 		i = j
 	}

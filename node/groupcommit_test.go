@@ -64,6 +64,12 @@ func TestGroupCommitBatchesAndKeepsOrder(t *testing.T) {
 	if largest < 2 {
 		t.Errorf("no batch held more than one entry (%d batches): entries were not grouped", batches)
 	}
+	// Each batch's commit round is measured once it is applied.
+	if r := n.Metrics().GroupRounds; r.Count == 0 || r.Count > batches || r.Sum <= 0 {
+		t.Errorf("commit rounds: %d measured (%v in all) for %d batches", r.Count, r.Sum, batches)
+	} else {
+		t.Logf("commit rounds: %d, %v on average", r.Count, r.Sum/time.Duration(r.Count))
+	}
 	// A batch is one log entry, a group (raftfsm/group.go), not one each.
 	if last := n.raft.LastIndex(); last >= uint64(writers*perWriter) {
 		t.Errorf("the log holds %d entries for %d proposals: batches were not grouped", last, writers*perWriter)

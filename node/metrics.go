@@ -117,6 +117,10 @@ type Metrics struct {
 	// to Raft because they had been held holdLimit, not because the batch
 	// before them was applied.
 	GroupOverdue uint64
+	// GroupRounds is how long the batches group commit handed to Raft
+	// took, from the hand-over until applied here: the commit rounds of
+	// the writes this node proposed as leader.
+	GroupRounds *hist.Snapshot
 	// ReadRounds counts the confirmation rounds this node ran as leader to
 	// confirm it still leads, for linearizable reads (leases save them).
 	ReadRounds uint64
@@ -146,6 +150,7 @@ func (n *Node) Metrics() Metrics {
 		ReadIndexRequests: n.leaderReads.runs.Load(),
 		ReadIndexReads:    n.leaderReads.callers.Load(),
 		GroupOverdue:      n.group.overdue.Load(),
+		GroupRounds:       n.group.rounds.Snapshot(),
 		SnapshotTime:      n.stats.snapshotTime.Snapshot(),
 		SnapshotSize:      n.stats.snapshotSize.Load(),
 	}
