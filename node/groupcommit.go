@@ -255,7 +255,12 @@ func (g *groupCommit) count(n int) {
 func (g *groupCommit) run() {
 	timer := time.NewTimer(holdLimit)
 	defer timer.Stop()
-	var since time.Time // when the oldest held entry found the node busy
+	// since: when the flusher first saw the batch now held (ready, its
+	// channel) wait behind one in flight or a together. A batch held then
+	// may have gone to Raft otherwise (at a together's end): the one held
+	// now is timed from when it is seen.
+	var since time.Time
+	var batch chan struct{}
 	for {
 		select {
 		case <-g.kick:
@@ -274,12 +279,12 @@ func (g *groupCommit) run() {
 		case !g.busy.Load() && g.holding == 0:
 			g.handOver()
 			since = time.Time{}
-		case !since.IsZero() && time.Since(since) >= holdLimit:
+		case since.IsZero() || batch != g.ready:
+			since, batch = time.Now(), g.ready
+		case time.Since(since) >= holdLimit:
 			g.overdue.Add(1)
 			g.handOver()
 			since = time.Time{}
-		case since.IsZero():
-			since = time.Now()
 		}
 		if !since.IsZero() {
 			timer.Reset(holdLimit - time.Since(since))

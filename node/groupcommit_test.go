@@ -278,6 +278,53 @@ func TestHeldPastTheLimitIsHandedOverAndCounted(t *testing.T) {
 	}
 }
 
+// The flusher times a held batch from when it first saw it: a batch it
+// saw held and that went to Raft otherwise (at the end of a together)
+// does not make the next batch, held soon after, count as overdue and go
+// to Raft with one still in flight when the first one's time is up.
+func TestOverdueCountsTheBatchHeldNow(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	g := newGroupCommit(stop)
+	g.oneThread = false
+	r := &applyingRaft{g: g, pending: true}
+	g.raft = r
+	go g.run()
+
+	g.submit([]byte{1}) // in flight
+	start := time.Now()
+	g.together(func() {
+		g.submit([]byte{2}) // held: the flusher starts timing it
+		time.Sleep(30 * time.Millisecond)
+		g.applied() // 1 applied; 2 waits for the together to end
+		time.Sleep(30 * time.Millisecond)
+	})
+	if took := time.Since(start); took > holdLimit-30*time.Millisecond {
+		t.Skipf("the together took %v: too close to holdLimit to tell", took)
+	}
+	if r.count() != 2 {
+		t.Fatalf("%d entries reached Raft, want 2 (the together's end hands 2 over)", r.count())
+	}
+	held := time.Now()
+	f := g.submit([]byte{3}) // held behind 2, for 2's round or holdLimit
+	// Past holdLimit from when 2 was held, well before it from 3.
+	time.Sleep(holdLimit + 15*time.Millisecond - time.Since(start))
+	n, o := r.count(), g.overdue.Load()
+	if waited := time.Since(held); waited > holdLimit-10*time.Millisecond {
+		t.Skipf("3 was held %v when looked at: too close to holdLimit to tell", waited)
+	}
+	if n != 2 || o != 0 {
+		t.Fatalf("%d entries reached Raft, %d batches overdue, holdLimit after 2 was held and less after 3 was; want 2 and 0", n, o)
+	}
+	g.applied()
+	if err := f.Error(); err != nil {
+		t.Fatal(err)
+	}
+	if r.count() != 3 {
+		t.Fatalf("%d entries reached Raft after 2 was applied, want 3", r.count())
+	}
+}
+
 // answeringRaft stands in for Raft whose futures answer at once with
 // resp, the state machine's answer to the entry.
 type answeringRaft struct {
