@@ -228,6 +228,7 @@ func (g *groupCommit) leadershipChanged() {
 	g.fmu.Lock()
 	clear(g.inflight)
 	g.fmu.Unlock()
+	g.busy.Store(false) // not applied here: no commit round to measure
 	g.applied()
 }
 
@@ -255,10 +256,10 @@ func (g *groupCommit) count(n int) {
 func (g *groupCommit) run() {
 	timer := time.NewTimer(holdLimit)
 	defer timer.Stop()
-	// since: when the flusher first saw the batch now held (ready, its
-	// channel) wait behind one in flight or a together. A batch held then
-	// may have gone to Raft otherwise (at a together's end): the one held
-	// now is timed from when it is seen.
+	// since: when the flusher first saw the batch now held (batch, its
+	// ready channel) waiting behind one in flight or a together. The batch
+	// it saw may have gone to Raft since without it (at a together's
+	// end): the one held now is timed from when it is seen.
 	var since time.Time
 	var batch chan struct{}
 	for {
