@@ -3,17 +3,28 @@
 
 # freeport: a loopback port below the kernel's ephemeral range (so no
 # outgoing connection can take it meanwhile) that is free for TCP and UDP
-# (gossip listens on both).
+# (gossip listens on both), and, where the script has its WORK directory,
+# not one it handed out before: a cluster's ports are all picked before
+# its servers bind them, and a port picked twice left one server without.
 freeport() {
-	python3 - <<'EOF'
-import random, socket
+	FREEPORTS="${WORK:+$WORK/.freeports}" python3 - <<'EOF'
+import os, random, socket
+used = os.environ["FREEPORTS"]
+taken = set()
+if used and os.path.exists(used):
+    taken = {int(l) for l in open(used) if l.strip()}
 while True:
     p = random.randint(20000, 32000)
+    if p in taken:
+        continue
     socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM), socket.socket(socket.AF_INET, socket.SOCK_DGRAM)]
     try:
         for s in socks:
             s.bind(("127.0.0.1", p))
         print(p)
+        if used:
+            with open(used, "a") as f:
+                f.write("%d\n" % p)
         break
     except OSError:
         pass
