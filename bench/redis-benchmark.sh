@@ -285,9 +285,11 @@ for rep in $(seq "$REPS"); do
 	for engine in "${order[@]}"; do
 		echo "== repetition $rep/$REPS: $engine (load $(cut -d' ' -f1 /proc/loadavg))"
 		if ! start "$engine"; then
-			echo "!! $engine did not start in repetition $rep" | tee -a "$OUT/failures.txt"
-			tail -n 5 "$WORK/$engine"/*.log "$WORK/$engine"/*/*.log 2>/dev/null | tee -a "$OUT/failures.txt"
 			stop
+			echo "!! $engine did not start in repetition $rep" | tee -a "$OUT/failures.txt"
+			for f in "$WORK/$engine"/*.log "$WORK/$engine"/*/*.log; do
+				if [ -f "$f" ]; then echo "-- $f"; tail -n 5 "$f"; fi
+			done | tee -a "$OUT/failures.txt"
 			continue
 		fi
 		for w in $WORKLOADS; do
