@@ -18,11 +18,7 @@ import (
 // log that is read later is not found here.
 func openBolt(opts raftboltdb.Options) (s *raftboltdb.BoltStore, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("%s is damaged: %v", opts.Path, r)
-		}
-	}()
+	defer damaged(opts.Path, &err)
 	if s, err = raftboltdb.New(opts); err != nil {
 		return nil, err
 	}
@@ -57,10 +53,14 @@ type boltLog struct {
 
 func (b *boltLog) GetLog(index uint64, l *raft.Log) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%s is damaged: %v", b.path, r)
-		}
-	}()
+	defer damaged(b.path, &err)
 	return b.BoltStore.GetLog(index, l)
+}
+
+// damaged, deferred with panics on faults set, turns a panic or memory
+// fault of bbolt reading the file at path into *err.
+func damaged(path string, err *error) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%s is damaged: %v", path, r)
+	}
 }

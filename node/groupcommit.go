@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/raft"
 
 	"github.com/goblindb/goblin/internal/hist"
+	"github.com/goblindb/goblin/internal/yield"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -146,26 +147,9 @@ func (g *groupCommit) submitYielding(data []byte) raft.ApplyFuture {
 	// Until together holds, the entry queued makes others hold theirs.
 	h := g.hold(data, false)
 	g.mu.Unlock()
-	g.together(yieldWhileGrowing(g.held.Load))
+	g.together(func() { yield.WhileGrowing(func() int { return int(g.held.Load()) }, 0, maxYields) })
 	g.mu.Lock()
 	return h
-}
-
-// yieldWhileGrowing yields to the goroutines that can run until two yields
-// in a row found count no higher, maxYields at most: the scheduler may come
-// back before every goroutine ahead has run (it looks at its global queue
-// every so often).
-func yieldWhileGrowing(count func() int64) func() {
-	return func() {
-		for n, idle, yields := count(), 0, 0; idle < 2 && yields < maxYields; yields++ {
-			runtime.Gosched()
-			if m := count(); m > n {
-				n, idle = m, 0
-			} else {
-				idle++
-			}
-		}
-	}
 }
 
 // maxYields bounds the yields of submitYielding: goroutines that keep

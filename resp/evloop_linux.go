@@ -4,12 +4,12 @@ package resp
 
 import (
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/goblindb/goblin/internal/yield"
 	"github.com/goblindb/goblin/resp/wire"
 )
 
@@ -308,13 +308,8 @@ func (e *evLoop) run() {
 // write alone. It yields until every connection in flight posted, or two
 // yields in a row found nothing more.
 func (e *evLoop) gather() {
-	for n, idle := e.postedLen(), 0; idle < 2 && n < e.inFlight; {
-		runtime.Gosched()
-		if m := e.postedLen(); m > n {
-			n, idle = m, 0
-		} else {
-			idle++
-		}
+	if e.inFlight > 0 {
+		yield.WhileGrowing(e.postedLen, e.inFlight, 0)
 	}
 }
 
