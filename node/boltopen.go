@@ -14,11 +14,16 @@ import (
 // the panics and memory faults bbolt meets in a damaged file (a truncated
 // file read through its memory map, a freelist that names a page twice,
 // a key whose length runs off its page) into an error that names the
-// file: what to do about it is the caller's to say. Damage deeper in a
-// log that is read later is not found here.
+// file: what to do about it is the caller's to say. First the links
+// between the file's pages are checked (checkBoltPages): bbolt follows
+// them blindly, and a loop among them never ends. Damage to what an
+// entry holds is found when the entry is read.
 func openBolt(opts raftboltdb.Options) (s *raftboltdb.BoltStore, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer damaged(opts.Path, &err)
+	if err := checkBoltPages(opts.Path); err != nil {
+		return nil, err
+	}
 	if s, err = raftboltdb.New(opts); err != nil {
 		return nil, err
 	}

@@ -6,7 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
 )
 
 // Damage in a bolt file (the stable store; the log with --log-store bolt)
@@ -55,39 +60,92 @@ func TestDamagedBoltFilesRefused(t *testing.T) {
 	}
 }
 
-// Damage deep in a raft-boltdb log, where a start reads only once it
-// reads every entry (no snapshot: snapshots.go reads them before Raft,
-// which panics at any error), stops the node with an error that names the
-// file, not a Go panic: in each leaf page of entries but the first and
-// the last, the second entry's value length is made to run off the page.
-func TestDamagedBoltLogPagesRefused(t *testing.T) {
-	dir := t.TempDir()
+// bbolt's layout: a page starts with its id (8 bytes), flags (2), element
+// count (2) and overflow (4); a leaf's elements follow, each flags,
+// position (from the element), key size and value size (4 bytes each), a
+// branch's each position, key size (4 bytes each) and child page (8).
+// Raft's entries are keyed by their index, 8 bytes big-endian.
+const (
+	testBoltPage   = 4096
+	testBoltBranch = 0x01
+	testBoltLeaf   = 0x02
+)
+
+// boltPage is a page of a bolt file: its offset, and for a leaf of Raft
+// entries the first entry's index.
+type boltPage struct{ off, first int }
+
+// boltPages finds the branch pages of a bolt file whose bytes are b, and its leaf pages of at least two Raft entries (by their first
+// index); pages bbolt lists as free (older copies of pages) are left out.
+func boltPages(t *testing.T, b []byte) (branches, leaves []boltPage) {
+	t.Helper()
+	// Read-only, bbolt loads no freelist: a copy is opened to write.
+	cp := filepath.Join(t.TempDir(), "copy.db")
+	if err := os.WriteFile(cp, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bbolt.Open(cp, 0o644, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	free := map[int]bool{}
+	if err := db.View(func(tx *bbolt.Tx) error {
+		for id := 2; id*testBoltPage < len(b); id++ {
+			info, err := tx.Page(id)
+			if err != nil {
+				return err
+			}
+			free[id] = info != nil && info.Type == "free"
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for off := 2 * testBoltPage; off+testBoltPage <= len(b); off += testBoltPage {
+		if free[off/testBoltPage] {
+			continue
+		}
+		p := b[off : off+testBoltPage]
+		flags, count := binary.LittleEndian.Uint16(p[8:]), binary.LittleEndian.Uint16(p[10:])
+		const elem = 16
+		switch {
+		case flags == testBoltBranch && count >= 2:
+			branches = append(branches, boltPage{off: off})
+		case flags == testBoltLeaf && count >= 2 && binary.LittleEndian.Uint32(p[elem+8:]) == 8:
+			key := elem + int(binary.LittleEndian.Uint32(p[elem+4:]))
+			leaves = append(leaves, boltPage{off, int(binary.BigEndian.Uint64(p[key:]))})
+		}
+	}
+	sort.Slice(leaves, func(i, j int) bool { return leaves[i].first < leaves[j].first })
+	return branches, leaves
+}
+
+// boltLogOf writes 50 members through a single node with a raft-boltdb
+// log, stops it, and returns the log's path and bytes.
+func boltLogOf(t *testing.T, dir string) (string, []byte) {
+	t.Helper()
 	n := startFaulty(t, dir, LogStoreBolt, FsyncAlways, nil)
 	writeMembers(t, n, 0, 50)
 	n.Close()
 	p := filepath.Join(dir, boltLogFile)
-	orig, err := os.ReadFile(p)
+	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// bbolt's layout: a page starts with its id (8 bytes), flags (2),
-	// element count (2) and overflow (4); a leaf's elements follow, each
-	// flags, position (from the element), key size and value size (4 bytes
-	// each). Raft's entries are keyed by their index, 8 bytes big-endian.
-	const page, leaf = 4096, 0x02
-	type leafPage struct{ off, first int }
-	var leaves []leafPage
-	for off := 2 * page; off+page <= len(orig); off += page {
-		b := orig[off : off+page]
-		elem := 16
-		if binary.LittleEndian.Uint16(b[8:]) != leaf || binary.LittleEndian.Uint16(b[10:]) < 2 ||
-			binary.LittleEndian.Uint32(b[elem+8:]) != 8 {
-			continue
-		}
-		key := elem + int(binary.LittleEndian.Uint32(b[elem+4:]))
-		leaves = append(leaves, leafPage{off, int(binary.BigEndian.Uint64(b[key:]))})
-	}
-	sort.Slice(leaves, func(i, j int) bool { return leaves[i].first < leaves[j].first })
+	return p, b
+}
+
+// Damage inside a raft-boltdb log's pages deep in, where bbolt reads only
+// when a start without a snapshot reads every entry, is found by the walk
+// of the file's pages before bbolt opens it: in each leaf page of entries
+// but the first and the last, the second entry's value length is made to
+// run off the page, and the start is refused naming the file and the
+// page.
+func TestDamagedBoltLogPagesRefused(t *testing.T) {
+	dir := t.TempDir()
+	p, orig := boltLogOf(t, dir)
+	_, leaves := boltPages(t, orig)
 	if len(leaves) < 3 {
 		t.Fatalf("%d leaf pages of entries: too few to damage one between the first and the last", len(leaves))
 	}
@@ -97,6 +155,109 @@ func TestDamagedBoltLogPagesRefused(t *testing.T) {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		wantStartError(t, dir, boltLogFile, "is damaged", fmt.Sprintf("entry %d: ", l.first+1))
+		wantStartError(t, dir, boltLogFile, "is damaged", fmt.Sprintf("page %d: element 1 runs off it", l.off/testBoltPage))
 	}
+}
+
+// A raft-boltdb log whose page links are damaged is refused at the start
+// with an error naming the file: a branch that links to itself or to an
+// ancestor (bbolt searched it for ever, or recursed until the stack
+// overflowed), to a page another link reaches, to a page past the last,
+// or to a page that is not a branch or a leaf.
+func TestBoltLogPageLinksChecked(t *testing.T) {
+	dir := t.TempDir()
+	p, orig := boltLogOf(t, dir)
+	branches, leaves := boltPages(t, orig)
+	if len(branches) == 0 || len(leaves) < 2 {
+		t.Fatalf("%d branch pages, %d leaves: no tree to damage", len(branches), len(leaves))
+	}
+	br := branches[0].off
+	self := uint64(br / testBoltPage)
+	// A branch's element i names its child at 16 + 16*i + 8.
+	child := func(b []byte, i int) []byte { return b[br+16+16*i+8:] }
+	cases := []struct {
+		name, want string
+		damage     func(b []byte)
+	}{
+		{"loop", fmt.Sprintf("page %d is reached twice", self), func(b []byte) {
+			binary.LittleEndian.PutUint64(child(b, 1), self)
+		}},
+		{"join", "is reached twice", func(b []byte) {
+			copy(child(b, 1)[:8], child(b, 0)[:8])
+		}},
+		{"past the last page", "a link names page 1099511627776, outside the tree's pages", func(b []byte) {
+			binary.LittleEndian.PutUint64(child(b, 0), 1<<40)
+		}},
+		{"a meta page", "a link names page 1, outside", func(b []byte) {
+			binary.LittleEndian.PutUint64(child(b, 0), 1)
+		}},
+		{"not a tree page", "is not a branch or leaf page (flags 0x10)", func(b []byte) {
+			// The freelist page: the meta's (16 + 32 bytes into either meta
+			// page) may be either one's; both are pointed at.
+			free := binary.LittleEndian.Uint64(b[16+32:])
+			binary.LittleEndian.PutUint64(child(b, 0), free)
+			if free2 := binary.LittleEndian.Uint64(b[testBoltPage+16+32:]); free2 != free {
+				binary.LittleEndian.PutUint64(child(b, 1), free2)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := append([]byte(nil), orig...)
+			c.damage(b)
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			wantStartError(t, dir, boltLogFile, "is damaged", c.want)
+		})
+	}
+	// Undamaged, the file passes and the node starts with its members.
+	if err := os.WriteFile(p, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkBoltPages(p); err != nil {
+		t.Fatalf("the undamaged log: %v", err)
+	}
+	n := startFaulty(t, dir, LogStoreBolt, FsyncAlways, nil)
+	checkMembers(t, n, 50)
+}
+
+// An entry of an open raft-boltdb log damaged after the start (the file
+// changed under the node) is read as an error naming the file, not as a
+// Go panic or a memory fault.
+func TestBoltLogReadsTurnFaultsIntoErrors(t *testing.T) {
+	dir := t.TempDir()
+	p, orig := boltLogOf(t, dir)
+	_, leaves := boltPages(t, orig)
+	if len(leaves) < 2 {
+		t.Fatalf("%d leaf pages of entries", len(leaves))
+	}
+	s, err := openBolt(raftboltdb.Options{Path: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	log := &boltLog{BoltStore: s, path: p}
+	l := leaves[len(leaves)-1]
+	var e raft.Log
+	if err := log.GetLog(uint64(l.first+1), &e); err != nil {
+		t.Fatalf("entry %d before the damage: %v", l.first+1, err)
+	}
+	// bbolt maps the file shared: what is written to it shows in the map.
+	f, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v [4]byte
+	binary.LittleEndian.PutUint32(v[:], 0x7fffffff)
+	_, err = f.WriteAt(v[:], int64(l.off+16+16+12))
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = log.GetLog(uint64(l.first+1), &e)
+	if err == nil || !strings.Contains(err.Error(), p+" is damaged") {
+		t.Fatalf("entry %d after the damage: %v, want an error naming %s as damaged", l.first+1, err, p)
+	}
+	t.Logf("read refused: %v", err)
 }
