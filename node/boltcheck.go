@@ -22,7 +22,7 @@ import (
 //
 // A file that does not exist or is empty (bbolt creates it), or whose
 // meta pages are both invalid (bbolt refuses it itself), passes. Only
-// the pages of the tree are read, one ReadAt each.
+// the pages of the tree are read, each once.
 func checkBoltPages(path string) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -92,6 +92,7 @@ type boltWalk struct {
 	// or, in a file cut short, the pages the file holds.
 	last, pages uint64
 	seen        []uint64 // a bit per page: reached by the walk
+	bufs        [][]byte // a page's bytes, by depth
 }
 
 // meta is the meta page bbolt uses: the valid one with the higher
@@ -145,11 +146,16 @@ func (w *boltWalk) page(id uint64, depth int) error {
 	if id >= w.pages {
 		return fmt.Errorf("page %d reaches past the end of the file (%d bytes): it was cut short", id, w.size)
 	}
-	var head [boltPageHeader]byte
-	if _, err := w.f.ReadAt(head[:], int64(id)*w.pageSize); err != nil {
+	// One buffer per depth: a branch's stays whole while its children
+	// are read.
+	for len(w.bufs) <= depth {
+		w.bufs = append(w.bufs, make([]byte, w.pageSize))
+	}
+	b := w.bufs[depth][:w.pageSize]
+	if _, err := w.f.ReadAt(b, int64(id)*w.pageSize); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("page %d: %w", id, err)
 	}
-	over := uint64(binary.LittleEndian.Uint32(head[12:]))
+	over := uint64(binary.LittleEndian.Uint32(b[12:]))
 	if over >= w.last-id {
 		return fmt.Errorf("page %d runs past the last page (%d more)", id, over)
 	}
@@ -162,9 +168,16 @@ func (w *boltWalk) page(id uint64, depth int) error {
 		}
 		w.seen[p/64] |= 1 << (p % 64)
 	}
-	b := make([]byte, int64(over+1)*w.pageSize)
-	if _, err := w.f.ReadAt(b, int64(id)*w.pageSize); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("page %d: %w", id, err)
+	if over > 0 {
+		n := int64(over+1) * w.pageSize
+		if int64(cap(b)) < n {
+			b = append(b[:cap(b)], make([]byte, n-int64(cap(b)))...)
+			w.bufs[depth] = b
+		}
+		b = b[:n]
+		if _, err := w.f.ReadAt(b[w.pageSize:], int64(id+1)*w.pageSize); err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("page %d: %w", id, err)
+		}
 	}
 	return w.elements(b, fmt.Sprintf("page %d", id), depth)
 }
