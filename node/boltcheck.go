@@ -14,7 +14,10 @@ import (
 // cannot read safely: a page reached twice (a loop, or two parents), a
 // page number past the file's last page, a page that is neither a branch
 // nor a leaf where the tree needs one, an element that runs off its page,
-// or a tree deeper than any file bbolt writes. bbolt trusts the links
+// or a tree deeper than any file bbolt writes; and a freelist page that
+// is not one, or counts more pages than it holds (bbolt made a slice of
+// that count, and a count of billions ended the process out of memory).
+// bbolt trusts the links
 // between its pages (only its two meta pages carry a checksum): a loop
 // made it search for ever, its memory growing, or recurse until Go's stack
 // overflowed, so a start never ended or crashed. Other damage is left to
@@ -50,6 +53,9 @@ func checkBoltPages(path string) error {
 	if err := w.page(m.root, 0); err != nil {
 		return fmt.Errorf("%s is damaged: %w", path, err)
 	}
+	if err := w.freelist(m.freelist); err != nil {
+		return fmt.Errorf("%s is damaged: %w", path, err)
+	}
 	return nil
 }
 
@@ -71,18 +77,22 @@ const (
 	boltBucketHead  = 16
 	boltBranch      = 0x01
 	boltLeaf        = 0x02
+	boltFreelist    = 0x10
 	boltBucketEntry = 0x01
-	boltMagic       = 0xED0CDAED
-	boltVersion     = 2
+	// boltNoFreelist is the meta's freelist page when the freelist is not
+	// written (bbolt rebuilds it from the tree).
+	boltNoFreelist = 1<<64 - 1
+	boltMagic      = 0xED0CDAED
+	boltVersion    = 2
 	// boltMaxDepth is beyond any tree bbolt writes: every page but a
 	// root holds at least two elements.
 	boltMaxDepth = 64
 )
 
 type boltMeta struct {
-	pageSize   uint32
-	root, pgid uint64
-	txid       uint64
+	pageSize             uint32
+	root, freelist, pgid uint64
+	txid                 uint64
 }
 
 type boltWalk struct {
@@ -132,7 +142,42 @@ func (w *boltWalk) readMeta(off int64) (boltMeta, bool) {
 	if ps < 1024 || ps&(ps-1) != 0 {
 		return boltMeta{}, false
 	}
-	return boltMeta{pageSize: ps, root: le.Uint64(m[16:]), pgid: le.Uint64(m[40:]), txid: le.Uint64(m[48:])}, true
+	return boltMeta{pageSize: ps, root: le.Uint64(m[16:]), freelist: le.Uint64(m[32:]), pgid: le.Uint64(m[40:]), txid: le.Uint64(m[48:])}, true
+}
+
+// freelist checks the freelist page id: a freelist page, within the file,
+// whose count of free pages (its element count, or when that is 0xFFFF
+// the first 8 bytes after its header) fits in it.
+func (w *boltWalk) freelist(id uint64) error {
+	if id == boltNoFreelist {
+		return nil
+	}
+	if id < 2 || id >= w.last {
+		return fmt.Errorf("the freelist is said to be page %d, outside pages 2 to %d", id, w.last-1)
+	}
+	if id >= w.pages {
+		return fmt.Errorf("the freelist's page %d reaches past the end of the file (%d bytes): it was cut short", id, w.size)
+	}
+	var b [boltPageHeader + 8]byte
+	if _, err := w.f.ReadAt(b[:], int64(id)*w.pageSize); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("the freelist's page %d: %w", id, err)
+	}
+	le := binary.LittleEndian
+	if flags := le.Uint16(b[8:]); flags&boltFreelist == 0 {
+		return fmt.Errorf("the freelist's page %d is not a freelist page (flags %#x)", id, flags)
+	}
+	over := uint64(le.Uint32(b[12:]))
+	if over >= w.pages-id {
+		return fmt.Errorf("the freelist's page %d runs past the end of the file or the last page (%d more)", id, over)
+	}
+	count, first := uint64(le.Uint16(b[10:])), uint64(0)
+	if count == 0xFFFF {
+		count, first = le.Uint64(b[boltPageHeader:]), 1
+	}
+	if room := (uint64(over+1)*uint64(w.pageSize) - boltPageHeader) / 8; count > room-first {
+		return fmt.Errorf("the freelist's page %d counts %d free pages, more than it holds (%d)", id, count, room-first)
+	}
+	return nil
 }
 
 // page checks the tree under page id, reached at depth.

@@ -165,7 +165,9 @@ func TestDamagedBoltLogPagesRefused(t *testing.T) {
 // with an error naming the file: a branch that links to itself or to an
 // ancestor (bbolt searched it for ever, or recursed until the stack
 // overflowed), to a page another link reaches, to a page past the last,
-// or to a page that is not a branch or a leaf.
+// or to a page that is not a branch or a leaf; a freelist page that is
+// not one, or that counts billions of free pages (bbolt allocated a slice
+// of that count and the process died out of memory).
 func TestBoltLogPageLinksChecked(t *testing.T) {
 	dir := t.TempDir()
 	p, orig := boltLogOf(t, dir)
@@ -203,6 +205,28 @@ func TestBoltLogPageLinksChecked(t *testing.T) {
 			}
 		}},
 	}
+	// Each meta page names a freelist page (16 + 32 bytes in): both are
+	// damaged alike, as either meta may be the one in use.
+	freelists := func(b []byte, fn func(page []byte)) {
+		for _, meta := range []int{0, testBoltPage} {
+			at := int(binary.LittleEndian.Uint64(b[meta+16+32:])) * testBoltPage
+			fn(b[at : at+testBoltPage])
+		}
+	}
+	cases = append(cases, []struct {
+		name, want string
+		damage     func(b []byte)
+	}{
+		{"freelist not one", "is not a freelist page (flags 0x2)", func(b []byte) {
+			freelists(b, func(p []byte) { binary.LittleEndian.PutUint16(p[8:], testBoltLeaf) })
+		}},
+		{"freelist counting billions", "counts 68719476736 free pages, more than it holds", func(b []byte) {
+			freelists(b, func(p []byte) {
+				binary.LittleEndian.PutUint16(p[10:], 0xFFFF)
+				binary.LittleEndian.PutUint64(p[16:], 1<<36)
+			})
+		}},
+	}...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			b := append([]byte(nil), orig...)
