@@ -77,8 +77,9 @@ const (
 // entries the first entry's index.
 type boltPage struct{ off, first int }
 
-// boltPages finds the branch pages of a bolt file whose bytes are b, and its leaf pages of at least two Raft entries (by their first
-// index); pages bbolt lists as free (older copies of pages) are left out.
+// boltPages finds the branch pages of a bolt file whose bytes are b, and
+// its leaf pages of at least two Raft entries (by their first index);
+// pages bbolt lists as free (older copies of pages) are left out.
 func boltPages(t *testing.T, b []byte) (branches, leaves []boltPage) {
 	t.Helper()
 	// Read-only, bbolt loads no freelist: a copy is opened to write.
