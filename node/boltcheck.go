@@ -50,10 +50,11 @@ func checkBoltPages(path string) error {
 	w.pageSize, w.last = int64(m.pageSize), m.pgid
 	w.pages = min(m.pgid, uint64(w.size/w.pageSize))
 	w.seen = make([]uint64, (w.pages+63)/64)
-	if err := w.page(m.root, 0); err != nil {
-		return fmt.Errorf("%s is damaged: %w", path, err)
+	err = w.page(m.root, 0)
+	if err == nil {
+		err = w.freelist(m.freelist)
 	}
-	if err := w.freelist(m.freelist); err != nil {
+	if err != nil {
 		return fmt.Errorf("%s is damaged: %w", path, err)
 	}
 	return nil
@@ -145,6 +146,30 @@ func (w *boltWalk) readMeta(off int64) (boltMeta, bool) {
 	return boltMeta{pageSize: ps, root: le.Uint64(m[16:]), freelist: le.Uint64(m[32:]), pgid: le.Uint64(m[40:]), txid: le.Uint64(m[48:])}, true
 }
 
+// read reads the first len(b) bytes of page id, which ref names ("a
+// link", "the freelist"), into b, once id and the pages its overflow
+// spans lie within the tree's pages and the file; it returns the
+// overflow.
+func (w *boltWalk) read(id uint64, ref string, b []byte) (over uint64, err error) {
+	if id < 2 || id >= w.last {
+		return 0, fmt.Errorf("%s names page %d, outside the tree's pages 2 to %d", ref, id, w.last-1)
+	}
+	if id >= w.pages {
+		return 0, fmt.Errorf("page %d reaches past the end of the file (%d bytes): it was cut short", id, w.size)
+	}
+	if _, err := w.f.ReadAt(b, int64(id)*w.pageSize); err != nil && !errors.Is(err, io.EOF) {
+		return 0, fmt.Errorf("page %d: %w", id, err)
+	}
+	over = uint64(binary.LittleEndian.Uint32(b[12:]))
+	if over >= w.last-id {
+		return 0, fmt.Errorf("page %d runs past the last page (%d more)", id, over)
+	}
+	if over >= w.pages-id {
+		return 0, fmt.Errorf("page %d runs past the end of the file (%d bytes): it was cut short", id, w.size)
+	}
+	return over, nil
+}
+
 // freelist checks the freelist page id: a freelist page, within the file,
 // whose count of free pages (its element count, or when that is 0xFFFF
 // the first 8 bytes after its header) fits in it.
@@ -152,29 +177,20 @@ func (w *boltWalk) freelist(id uint64) error {
 	if id == boltNoFreelist {
 		return nil
 	}
-	if id < 2 || id >= w.last {
-		return fmt.Errorf("the freelist is said to be page %d, outside pages 2 to %d", id, w.last-1)
-	}
-	if id >= w.pages {
-		return fmt.Errorf("the freelist's page %d reaches past the end of the file (%d bytes): it was cut short", id, w.size)
-	}
 	var b [boltPageHeader + 8]byte
-	if _, err := w.f.ReadAt(b[:], int64(id)*w.pageSize); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("the freelist's page %d: %w", id, err)
+	over, err := w.read(id, "the freelist", b[:])
+	if err != nil {
+		return err
 	}
 	le := binary.LittleEndian
 	if flags := le.Uint16(b[8:]); flags&boltFreelist == 0 {
 		return fmt.Errorf("the freelist's page %d is not a freelist page (flags %#x)", id, flags)
 	}
-	over := uint64(le.Uint32(b[12:]))
-	if over >= w.pages-id {
-		return fmt.Errorf("the freelist's page %d runs past the end of the file or the last page (%d more)", id, over)
-	}
 	count, first := uint64(le.Uint16(b[10:])), uint64(0)
 	if count == 0xFFFF {
 		count, first = le.Uint64(b[boltPageHeader:]), 1
 	}
-	if room := (uint64(over+1)*uint64(w.pageSize) - boltPageHeader) / 8; count > room-first {
+	if room := ((over+1)*uint64(w.pageSize) - boltPageHeader) / 8; count > room-first {
 		return fmt.Errorf("the freelist's page %d counts %d free pages, more than it holds (%d)", id, count, room-first)
 	}
 	return nil
@@ -185,27 +201,15 @@ func (w *boltWalk) page(id uint64, depth int) error {
 	if depth > boltMaxDepth {
 		return fmt.Errorf("page %d is %d levels deep", id, depth)
 	}
-	if id < 2 || id >= w.last {
-		return fmt.Errorf("a link names page %d, outside the tree's pages 2 to %d", id, w.last-1)
-	}
-	if id >= w.pages {
-		return fmt.Errorf("page %d reaches past the end of the file (%d bytes): it was cut short", id, w.size)
-	}
 	// One buffer per depth: a branch's stays whole while its children
 	// are read.
 	for len(w.bufs) <= depth {
 		w.bufs = append(w.bufs, make([]byte, w.pageSize))
 	}
 	b := w.bufs[depth][:w.pageSize]
-	if _, err := w.f.ReadAt(b, int64(id)*w.pageSize); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("page %d: %w", id, err)
-	}
-	over := uint64(binary.LittleEndian.Uint32(b[12:]))
-	if over >= w.last-id {
-		return fmt.Errorf("page %d runs past the last page (%d more)", id, over)
-	}
-	if over >= w.pages-id {
-		return fmt.Errorf("page %d runs past the end of the file (%d bytes): it was cut short", id, w.size)
+	over, err := w.read(id, "a link", b)
+	if err != nil {
+		return err
 	}
 	for p := id; p <= id+over; p++ {
 		if w.seen[p/64]&(1<<(p%64)) != 0 {

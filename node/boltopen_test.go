@@ -125,19 +125,26 @@ func boltPages(t *testing.T, b []byte) (branches, leaves []boltPage) {
 }
 
 // boltLogOf writes 50 members through a single node with a raft-boltdb
-// log, stops it, and returns the log's path and bytes.
-func boltLogOf(t *testing.T, dir string) (string, []byte) {
+// log, stops it, and returns the log's path and bytes, and its branch and
+// leaf pages (boltPages).
+func boltLogOf(t *testing.T, dir string) (path string, b []byte, branches, leaves []boltPage) {
 	t.Helper()
 	n := startFaulty(t, dir, LogStoreBolt, FsyncAlways, nil)
 	writeMembers(t, n, 0, 50)
 	n.Close()
-	p := filepath.Join(dir, boltLogFile)
-	b, err := os.ReadFile(p)
+	path = filepath.Join(dir, boltLogFile)
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, b
+	branches, leaves = boltPages(t, b)
+	return path, b, branches, leaves
 }
+
+// secondValueLen is where a leaf page's second element keeps its value
+// length: after the page header (16 bytes), the first element (16), and
+// the second's flags, position and key size (12).
+func (l boltPage) secondValueLen() int { return l.off + 16 + 16 + 12 }
 
 // Damage inside a raft-boltdb log's pages deep in, where bbolt reads only
 // when a start without a snapshot reads every entry, is found by the walk
@@ -147,14 +154,13 @@ func boltLogOf(t *testing.T, dir string) (string, []byte) {
 // page.
 func TestDamagedBoltLogPagesRefused(t *testing.T) {
 	dir := t.TempDir()
-	p, orig := boltLogOf(t, dir)
-	_, leaves := boltPages(t, orig)
+	p, orig, _, leaves := boltLogOf(t, dir)
 	if len(leaves) < 3 {
 		t.Fatalf("%d leaf pages of entries: too few to damage one between the first and the last", len(leaves))
 	}
 	for _, l := range leaves[1 : len(leaves)-1] {
 		b := append([]byte(nil), orig...)
-		binary.LittleEndian.PutUint32(b[l.off+16+16+12:], 0x7fffffff)
+		binary.LittleEndian.PutUint32(b[l.secondValueLen():], 0x7fffffff)
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -171,8 +177,7 @@ func TestDamagedBoltLogPagesRefused(t *testing.T) {
 // of that count and the process died out of memory).
 func TestBoltLogPageLinksChecked(t *testing.T) {
 	dir := t.TempDir()
-	p, orig := boltLogOf(t, dir)
-	branches, leaves := boltPages(t, orig)
+	p, orig, branches, leaves := boltLogOf(t, dir)
 	if len(branches) == 0 || len(leaves) < 2 {
 		t.Fatalf("%d branch pages, %d leaves: no tree to damage", len(branches), len(leaves))
 	}
@@ -254,8 +259,7 @@ func TestBoltLogPageLinksChecked(t *testing.T) {
 // Go panic or a memory fault.
 func TestBoltLogReadsTurnFaultsIntoErrors(t *testing.T) {
 	dir := t.TempDir()
-	p, orig := boltLogOf(t, dir)
-	_, leaves := boltPages(t, orig)
+	p, _, _, leaves := boltLogOf(t, dir)
 	if len(leaves) < 2 {
 		t.Fatalf("%d leaf pages of entries", len(leaves))
 	}
@@ -277,7 +281,7 @@ func TestBoltLogReadsTurnFaultsIntoErrors(t *testing.T) {
 	}
 	var v [4]byte
 	binary.LittleEndian.PutUint32(v[:], 0x7fffffff)
-	_, err = f.WriteAt(v[:], int64(l.off+16+16+12))
+	_, err = f.WriteAt(v[:], int64(l.secondValueLen()))
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +298,7 @@ func TestBoltLogReadsTurnFaultsIntoErrors(t *testing.T) {
 // times (the seed is printed).
 func TestBoltPageWalkSurvivesRandomDamage(t *testing.T) {
 	dir := t.TempDir()
-	_, orig := boltLogOf(t, dir)
+	_, orig, _, _ := boltLogOf(t, dir)
 	seed := time.Now().UnixNano()
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(uint64(seed), 1))
