@@ -160,6 +160,49 @@ func TestFullDiskSingleNode(t *testing.T) {
 	}
 }
 
+// TestStopWhileDiskFull: SIGTERM stops a node whose disk is full while
+// it holds a write: the held write is answered with an error, never OK,
+// the node exits 0, and once there is room it starts again with
+// everything it acknowledged. (A held append used to keep its clients'
+// connections open, and the stop waited for them: goblind hung until
+// SIGKILL.)
+func TestStopWhileDiskFull(t *testing.T) {
+	for _, store := range []string{"wal", "bolt"} {
+		t.Run(store, func(t *testing.T) {
+			mnt := filepath.Join(t.TempDir(), "mnt")
+			testutil.MountTmpfs(t, mnt, 20<<20)
+			g := StartGoblind(t, NodeOptions{Data: filepath.Join(mnt, "data"), Args: []string{"--log-store", store}})
+			c := g.Client()
+			ctx := context.Background()
+			if err := c.ZAdd(ctx, "k", redis.Z{Score: 1, Member: "before"}).Err(); err != nil {
+				t.Fatal(err)
+			}
+			ballast := testutil.FillDisk(t, mnt)
+			w := startBGWriter(g)
+			testutil.Eventually(t, 20*time.Second, func() error {
+				if s := infoField(t, c, "persistence", "aof_last_write_status"); s != "err" {
+					return fmt.Errorf("aof_last_write_status:%s", s)
+				}
+				return nil
+			})
+			g.Stop() // SIGKILL after 15 s
+			if code := g.ExitCode(); code != 0 {
+				t.Fatalf("exit code %d after SIGTERM with the disk full (-1: it did not stop and was killed); log:\n%s", code, g.Log())
+			}
+			acked, err := w.end()
+			if err == nil {
+				t.Fatal("the write held while the disk was full was acknowledged")
+			}
+			t.Logf("%d writes acknowledged before the disk filled; the held one: %v", len(acked), err)
+			if err := os.Remove(ballast); err != nil {
+				t.Fatal(err)
+			}
+			g.Restart()
+			checkMembers(t, g.Client(), append(acked, "before"))
+		})
+	}
+}
+
 // TestFullDiskClusterLeader: the leader's disk fills in a 3-node cluster
 // whose other disks have room. It steps down, another node leads and
 // takes writes, writes through the full node get MISCONF, and once space

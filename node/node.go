@@ -148,10 +148,16 @@ type Node struct {
 	closeMu  sync.Mutex
 }
 
-// Stopping tells the node it is about to be closed (goblind leaving its
-// cluster on SIGTERM): Raft's complaints about peers from then on, those
-// stopping with it included, are part of the stop, and logged as such.
-func (n *Node) Stopping() { n.stopping.Store(true) }
+// Stopping tells the node it is about to be closed (goblind on SIGTERM,
+// before its clients' connections close): Raft's complaints about peers
+// from then on, those stopping with it included, are part of the stop,
+// and logged as such; and an append held while the log cannot be written
+// (a full disk) ends now with its error, so the writes waiting for it are
+// answered and their connections can close.
+func (n *Node) Stopping() {
+	n.stopping.Store(true)
+	n.stores.guard.close()
+}
 
 // New starts a node: opens its stores, restores its state, and starts Raft.
 func New(cfg Config) (*Node, error) {

@@ -410,6 +410,10 @@ func run(args []string) error {
 	// connections close, so clients go on at another node. Then the
 	// node leaves: a leader hands over leadership first. A client that
 	// stayed would wait on a node that is no longer in the configuration.
+	// A write held by a log that cannot be written (a full disk) is
+	// answered with its error first: its connection would keep the stop
+	// waiting.
+	n.Stopping()
 	srv.Close()
 	if cl != nil {
 		stopCluster(cl, o, logger)
