@@ -113,27 +113,39 @@ func (c *zcore[M, S, V]) add(text []byte, sc float64, f AddFlags) (AddResult, er
 
 // update applies Add to an existing member, found in slot with score cur.
 func (c *zcore[M, S, V]) update(p *probe[M], slot int, cur, sc float64, f AddFlags) (AddResult, error) {
-	if f&AddNX != 0 {
-		return AddResult{Score: cur, Skipped: true}, nil
+	res, done, err := decideUpdate(cur, sc, f)
+	if done || err != nil {
+		return res, err
 	}
-	if f&AddIncr != 0 {
-		if sc += cur; sc != sc {
-			return AddResult{}, ErrNaN
-		}
-	}
-	if f&AddGT != 0 && !(sc > cur) || f&AddLT != 0 && !(sc < cur) {
-		return AddResult{Score: cur, Skipped: true}, nil
-	}
-	if sc == cur { // Redis compares with ==: 0 onto -0 is no change
-		return AddResult{Score: cur}, nil
-	}
+	sc = res.Score
 	if !fits[M, S](sc) {
 		return AddResult{}, errWidenScore
 	}
 	m := c.slotMember(slot)
 	c.rescore(S(cur), S(sc), p, m)
 	c.setSlotScore(slot, m, S(sc))
-	return AddResult{Score: sc, Changed: true}, nil
+	return res, nil
+}
+
+// decideUpdate decides Add of an existing member whose score is cur, for
+// both forms of a set: done with its result (skipped, unchanged or an
+// error), or a change to res.Score, which the caller makes.
+func decideUpdate(cur, sc float64, f AddFlags) (res AddResult, done bool, err error) {
+	if f&AddNX != 0 {
+		return AddResult{Score: cur, Skipped: true}, true, nil
+	}
+	if f&AddIncr != 0 {
+		if sc += cur; sc != sc {
+			return AddResult{}, true, ErrNaN
+		}
+	}
+	if f&AddGT != 0 && !(sc > cur) || f&AddLT != 0 && !(sc < cur) {
+		return AddResult{Score: cur, Skipped: true}, true, nil
+	}
+	if sc == cur { // Redis compares with ==: 0 onto -0 is no change
+		return AddResult{Score: cur}, true, nil
+	}
+	return AddResult{Score: sc, Changed: true}, false, nil
 }
 
 func (c *zcore[M, S, V]) remove(text []byte) bool {

@@ -105,6 +105,9 @@ func Decode(r *bufio.Reader) (*ZSet, error) {
 	if err != nil || count > 1<<40 {
 		return nil, ErrCorrupt
 	}
+	if Layout(lb) == Standard && count <= smallMaxEntries {
+		return decodeSmall(r, int(count))
+	}
 	c := newCore(Layout(lb), DefaultLeafCap, maxFanout)
 	negZero, err := c.decode(r, int(count))
 	if err != nil {
@@ -123,6 +126,71 @@ func Decode(r *bufio.Reader) (*ZSet, error) {
 		}
 	}
 	return z, nil
+}
+
+// decodeSmall reads a standard set of n entries, few enough for the small
+// form (small.go), into it, or into the tree when a member is too long.
+func decodeSmall(r *bufio.Reader, n int) (*ZSet, error) {
+	ents, err := readStandard(r, n)
+	if err != nil {
+		return nil, ErrCorrupt
+	}
+	var c core = &small{}
+	err = c.load(n, ents.all)
+	if err == errGrowSmall {
+		c = newCore(Standard, DefaultLeafCap, maxFanout)
+		err = c.load(n, ents.all)
+	}
+	if err != nil {
+		return nil, ErrCorrupt
+	}
+	return &ZSet{layout: Standard, c: c}, nil
+}
+
+// standardEntries are entries of the standard layout, read whole.
+type standardEntries struct {
+	scores  []float64
+	members [][]byte
+}
+
+func (e *standardEntries) all(yield func([]byte, float64) bool) {
+	for i, m := range e.members {
+		if !yield(m, e.scores[i]) {
+			return
+		}
+	}
+}
+
+// readStandard reads n entries of the standard layout in blocks, checking
+// lengths and bounds as decode does; order is left to the loader.
+func readStandard(r *bufio.Reader, n int) (*standardEntries, error) {
+	e := &standardEntries{}
+	var raw []byte
+	for left := n; left > 0; {
+		k, err := binary.ReadUvarint(r)
+		if err != nil || k == 0 || k > maxBlock || k > uint64(left) {
+			return nil, ErrCorrupt
+		}
+		if raw, err = readN(r, raw, int(k)*8); err != nil {
+			return nil, err
+		}
+		for i := range int(k) {
+			e.scores = append(e.scores, getScore[float64](raw[i*8:]))
+		}
+		for range int(k) {
+			ln, err := binary.ReadUvarint(r)
+			if err != nil || ln > maxMemberLen {
+				return nil, ErrCorrupt
+			}
+			m, err := readN(r, nil, int(ln))
+			if err != nil {
+				return nil, err
+			}
+			e.members = append(e.members, m)
+		}
+		left -= int(k)
+	}
+	return e, nil
 }
 
 // decode bulk-loads n entries. Order-key leaves cannot hold -0: it is

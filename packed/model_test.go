@@ -152,6 +152,8 @@ type gen struct {
 	layout Layout
 	uuids  []string
 	pool   int // integer members are drawn from [-pool/3, 2*pool/3)
+	// long: one standard member in long is 60 to 70 bytes (0: none).
+	long int
 }
 
 func newGen(r *rand.Rand, l Layout, pool int) *gen {
@@ -193,6 +195,9 @@ func (g *gen) member() string {
 	n := r.IntN(4)
 	if g.pool > 120 {
 		n = r.IntN(7)
+	}
+	if g.long > 0 && r.IntN(g.long) == 0 {
+		n = 60 + r.IntN(11)
 	}
 	b := make([]byte, n)
 	for i := range b {
@@ -272,9 +277,16 @@ func compareAll(t *testing.T, z *ZSet, md *model) {
 // runModel drives a set and the model with random operations. With a
 // large pool it first grows the set (adds weigh more) and then shrinks it.
 func runModel(t *testing.T, r *rand.Rand, l Layout, leafCap, branchCap, ops, pool int) {
-	z := newWithCaps(l, leafCap, branchCap)
+	runModelOn(t, r, newWithCaps(l, leafCap, branchCap), ops, pool, 0)
+}
+
+// runModelOn is runModel on the set z, empty, of any form; one standard
+// member in long (if not 0) is 60 to 70 bytes.
+func runModelOn(t *testing.T, r *rand.Rand, z *ZSet, ops, pool, long int) {
+	l := z.Layout()
 	md := newModel(l)
 	g := newGen(r, l, pool)
+	g.long = long
 	maxHeight, maxLen := 0, 0
 	defer func() { t.Logf("largest set %d members, height %d", maxLen, maxHeight) }()
 	for op := range ops {

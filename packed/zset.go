@@ -58,8 +58,13 @@ type core interface {
 }
 
 // New returns an empty sorted set with the given layout and the default
-// leaf capacity.
-func New(l Layout) *ZSet { return NewWithCapacity(l, DefaultLeafCap) }
+// leaf capacity; a standard set starts in its small form (small.go).
+func New(l Layout) *ZSet {
+	if l == Standard {
+		return &ZSet{layout: l, c: &small{}}
+	}
+	return NewWithCapacity(l, DefaultLeafCap)
+}
 
 // NewWithCapacity returns an empty sorted set whose leaves hold up to
 // leafCap entries (4 to MaxLeafCap). Small capacities make deep trees from
@@ -133,6 +138,8 @@ func (z *ZSet) Add(m []byte, score float64, f AddFlags) (AddResult, error) {
 			z.convert(z.layout.widenMember())
 		case errWidenScore:
 			z.convert(z.layout.widenScore())
+		case errGrowSmall:
+			z.convert(z.layout)
 		default:
 			return res, err
 		}

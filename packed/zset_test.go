@@ -299,7 +299,7 @@ func TestRemoveRangeWholeLeaves(t *testing.T) {
 	}
 }
 
-// TestSmallSetsAreSmall bounds a one-member set: the ZSet, the core and a
+// TestSmallSetsAreSmall bounds a one-member tree: the ZSet, the core and a
 // first leaf of 8 entries (its header is 120 bytes, allocated as 128: a
 // leaf has fields for split arrays, member prefixes and order keys, those
 // its layout does not use nil), and a standard set's first arena chunk
@@ -311,7 +311,7 @@ func TestSmallSetsAreSmall(t *testing.T) {
 	if b := z.Bytes(); b > 376 {
 		t.Errorf("one-member INT32 set uses %d bytes", b)
 	}
-	s := New(Standard)
+	s := NewWithCapacity(Standard, DefaultLeafCap) // the tree; small.go has the small form
 	mustAdd(t, s, "hello", 1, 0)
 	if b := s.Bytes(); b > 472 {
 		t.Errorf("one-member standard set uses %d bytes", b)
