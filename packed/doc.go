@@ -242,8 +242,8 @@
 // Redis-style keyspace are small sets (a rate limiter's window or a queue
 // per user), and the tree costs each one about 470 bytes before its first
 // member: the core, a leaf header and its arrays, an arena chunk. In the
-// small form a one-member set takes 96 bytes and one of ten six-byte
-// members 232 (the tree: 472 and 952), and a lookup reads one allocation
+// small form a one-member set takes 80 bytes and one of ten six-byte
+// members 216 (the tree: 472 and 952), and a lookup reads one allocation
 // instead of half a dozen. A snapshot shares the slice, which the set
 // copies before its next write. Both forms encode alike, search alike
 // (LexRank halves the run as the tree's one leaf does, so over mixed

@@ -262,7 +262,7 @@ func TestSmallFormIsSmall(t *testing.T) {
 	}
 	one := New(Standard)
 	one.Add([]byte("a"), 1, 0)
-	if b := one.Bytes(); b > 96 {
+	if b := one.Bytes(); b > 72 {
 		t.Errorf("a one-member set takes %d bytes", b)
 	}
 }
