@@ -59,12 +59,15 @@ func smallAt(buf []byte, off int) (float64, []byte, int) {
 
 func (s *small) len() int { return int(s.n) }
 
-// find returns m's offset, rank and score, when it is here.
+// find returns m's offset, rank and score, when it is here. It reads an
+// entry's length first and its bytes only when the lengths agree.
 func (s *small) find(m []byte) (off, rank int, sc float64, found bool) {
-	for off < len(s.buf) {
-		v, b, next := s.at(off)
-		if string(b) == string(m) {
-			return off, rank, v, true
+	buf := s.buf
+	for off < len(buf) {
+		l := int(buf[off+8])
+		next := off + smallEntry + l
+		if l == len(m) && string(buf[off+smallEntry:next]) == string(m) {
+			return off, rank, math.Float64frombits(binary.LittleEndian.Uint64(buf[off:])), true
 		}
 		off, rank = next, rank+1
 	}

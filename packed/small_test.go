@@ -266,3 +266,44 @@ func TestSmallFormIsSmall(t *testing.T) {
 		t.Errorf("a one-member set takes %d bytes", b)
 	}
 }
+
+// BenchmarkSmallSets: 10,000 sets of k members ("user:<n>", scores in
+// [0, 1000)), each operation on a random set: a rescore (ZADD), a lookup
+// (ZSCORE) or a rank (ZRANK), in the small form and in the tree.
+func BenchmarkSmallSets(b *testing.B) {
+	for _, k := range []int{10, 50, 120} {
+		for _, form := range []string{"small", "tree"} {
+			sets := make([]*ZSet, 10000)
+			r := rand.New(rand.NewPCG(1, 2))
+			for i := range sets {
+				if form == "small" {
+					sets[i] = New(Standard)
+				} else {
+					sets[i] = NewWithCapacity(Standard, DefaultLeafCap)
+				}
+				for j := range k {
+					sets[i].Add([]byte(fmt.Sprintf("user:%d", j)), float64(r.IntN(1000)), 0)
+				}
+			}
+			members := make([][]byte, k)
+			for j := range members {
+				members[j] = []byte(fmt.Sprintf("user:%d", j))
+			}
+			for _, op := range []string{"zadd", "zscore", "zrank"} {
+				b.Run(fmt.Sprintf("k=%d/%s/%s", k, op, form), func(b *testing.B) {
+					for b.Loop() {
+						z, m := sets[r.IntN(len(sets))], members[r.IntN(k)]
+						switch op {
+						case "zadd":
+							z.Add(m, float64(r.IntN(1000)), 0)
+						case "zscore":
+							z.Score(m)
+						default:
+							z.Rank(m)
+						}
+					}
+				})
+			}
+		}
+	}
+}
