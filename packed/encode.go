@@ -147,25 +147,29 @@ func decodeSmall(r *bufio.Reader, n int) (*ZSet, error) {
 	return &ZSet{layout: Standard, c: c}, nil
 }
 
-// standardEntries are entries of the standard layout, read whole.
+// standardEntries are entries of the standard layout, read whole: member
+// i is data[ends[i-1]:ends[i]].
 type standardEntries struct {
-	scores  []float64
-	members [][]byte
+	scores []float64
+	ends   []int
+	data   []byte
 }
 
 func (e *standardEntries) all(yield func([]byte, float64) bool) {
-	for i, m := range e.members {
-		if !yield(m, e.scores[i]) {
+	start := 0
+	for i, end := range e.ends {
+		if !yield(e.data[start:end], e.scores[i]) {
 			return
 		}
+		start = end
 	}
 }
 
 // readStandard reads n entries of the standard layout in blocks, checking
 // lengths and bounds as decode does; order is left to the loader.
 func readStandard(r *bufio.Reader, n int) (*standardEntries, error) {
-	e := &standardEntries{}
-	var raw []byte
+	e := &standardEntries{scores: make([]float64, 0, min(n, smallMaxEntries)), ends: make([]int, 0, min(n, smallMaxEntries))}
+	var raw, mb []byte
 	for left := n; left > 0; {
 		k, err := binary.ReadUvarint(r)
 		if err != nil || k == 0 || k > maxBlock || k > uint64(left) {
@@ -182,11 +186,11 @@ func readStandard(r *bufio.Reader, n int) (*standardEntries, error) {
 			if err != nil || ln > maxMemberLen {
 				return nil, ErrCorrupt
 			}
-			m, err := readN(r, nil, int(ln))
-			if err != nil {
+			if mb, err = readN(r, mb, int(ln)); err != nil {
 				return nil, err
 			}
-			e.members = append(e.members, m)
+			e.data = append(e.data, mb...)
+			e.ends = append(e.ends, len(e.data))
 		}
 		left -= int(k)
 	}

@@ -265,7 +265,7 @@ func (s *small) check() error {
 	}
 	var prev []byte
 	var prevS float64
-	members := make([][]byte, 0, s.n)
+	var offs [smallMaxEntries]uint16
 	n := 0
 	for off := 0; off < len(s.buf); n++ {
 		if off+smallEntry > len(s.buf) || off+smallEntry+int(s.buf[off+8]) > len(s.buf) {
@@ -280,15 +280,21 @@ func (s *small) check() error {
 		case n > 0 && !(v > prevS || v == prevS && bytes.Compare(b, prev) > 0):
 			return errors.New("small set: entries out of order")
 		}
-		members = append(members, b)
+		if n == smallMaxEntries {
+			return errors.New("small set holds more entries than its limit")
+		}
+		offs[n] = uint16(off)
 		prev, prevS, off = b, v, next
 	}
 	if n != int(s.n) {
 		return errors.New("small set: count disagrees with its entries")
 	}
-	slices.SortFunc(members, bytes.Compare)
-	for i := 1; i < len(members); i++ {
-		if bytes.Equal(members[i], members[i-1]) {
+	// Members sorted by their bytes, to find one held twice.
+	member := func(off uint16) []byte { _, b, _ := s.at(int(off)); return b }
+	byMember := offs[:n]
+	slices.SortFunc(byMember, func(a, b uint16) int { return bytes.Compare(member(a), member(b)) })
+	for i := 1; i < n; i++ {
+		if bytes.Equal(member(byMember[i]), member(byMember[i-1])) {
 			return errors.New("small set: member held twice")
 		}
 	}
@@ -307,12 +313,16 @@ func (s *small) snapshot() viewCore {
 }
 
 // load fills an empty small set with n entries in order; errGrowSmall when
-// they do not fit it.
+// they do not fit it. It reads the entries twice, first for their size.
 func (s *small) load(n int, entries iter.Seq2[[]byte, float64]) error {
 	if n > smallMaxEntries {
 		return errGrowSmall
 	}
-	t := small{}
+	size := 0
+	for m := range entries {
+		size += smallEntry + len(m)
+	}
+	t := small{buf: make([]byte, 0, size)}
 	var prev []byte
 	var prevS float64
 	for m, v := range entries {
@@ -339,7 +349,7 @@ func (s *small) load(n int, entries iter.Seq2[[]byte, float64]) error {
 		return errOrder
 	}
 	if n > 0 {
-		s.n, s.buf = int32(n), append(make([]byte, 0, len(t.buf)), t.buf...)
+		s.n, s.buf = t.n, t.buf
 	}
 	return nil
 }

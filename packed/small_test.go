@@ -307,3 +307,26 @@ func BenchmarkSmallSets(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeSmallSets decodes sets of 10 members, as a restore from a
+// snapshot of many small keys does: ns and allocations a set.
+func BenchmarkDecodeSmallSets(b *testing.B) {
+	z := New(Standard)
+	for j := range 10 {
+		z.Add([]byte(fmt.Sprintf("%d-user:%d", 1700000000000+j*100, j)), float64(1700000000000+j*100), 0)
+	}
+	var enc bytes.Buffer
+	if err := z.EncodeTo(&enc); err != nil {
+		b.Fatal(err)
+	}
+	rd := bytes.NewReader(nil)
+	br := bufio.NewReader(rd)
+	b.ReportAllocs()
+	for b.Loop() {
+		rd.Reset(enc.Bytes())
+		br.Reset(rd)
+		if _, err := Decode(br); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
