@@ -218,15 +218,42 @@ func (c *zcore[M, S, V]) scoreRank(x float64, inclusive bool) int {
 	return c.prefix(func(s S, _ *M) bool { return float64(s) < x })
 }
 
+// lexRank counts the members before text as a search by halving finds
+// them. With one score the members are in order and the tree's descent
+// finds the one boundary. With several they are not, and a descent's
+// answer would depend on the tree's shape, which differs between a node
+// that applied every write and one restored from a snapshot (bulk-loaded):
+// ZREMRANGEBYLEX, applied on every node, would remove other members there.
+// So it halves ranks, selecting each, as the small form does (small.go):
+// the answer depends on the entries alone.
 func (c *zcore[M, S, V]) lexRank(text []byte, inclusive bool) int {
 	var p probe[M]
-	if parseProbe(text, &p) != parseOK {
+	if parseProbe(text, &p) != parseOK || c.n == 0 {
 		return 0
 	}
-	if inclusive {
-		return c.prefix(func(_ S, m *M) bool { return c.cmpMember(&p, m) >= 0 })
+	in := func(m *M) bool {
+		if inclusive {
+			return c.cmpMember(&p, m) >= 0
+		}
+		return c.cmpMember(&p, m) > 0
 	}
-	return c.prefix(func(_ S, m *M) bool { return c.cmpMember(&p, m) > 0 })
+	var pa path[M, S]
+	l, i := c.selectPath(0, &pa)
+	first := l.score(i)
+	if l, i = c.selectPath(c.n-1, &pa); l.score(i) == first {
+		return c.prefix(func(_ S, m *M) bool { return in(m) })
+	}
+	lo, hi := 0, c.n
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		l, i := c.selectPath(h, &pa)
+		if m := l.key(i); in(&m) {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	return lo
 }
 
 func (c *zcore[M, S, V]) iterate(start, end int, reverse bool, fn func(m []byte, s float64) bool) {

@@ -240,14 +240,23 @@
 // than 64 bytes (Redis's listpack limits); a decoded set of up to 128
 // members takes the small form again when they fit it. Most keys of a
 // Redis-style keyspace are small sets (a rate limiter's window or a queue
-// per user), and the tree costs each one about 470 bytes before its first
-// member: the core, a leaf header and its arrays, an arena chunk. In the
-// small form a one-member set takes 80 bytes and one of ten six-byte
-// members 216 (the tree: 472 and 952), and a lookup reads one allocation
-// instead of half a dozen. A snapshot shares the slice, which the set
-// copies before its next write. Both forms encode alike, search alike
-// (LexRank halves the run as the tree's one leaf does, so over mixed
-// scores they still agree) and answer alike (TestSmallMatchesTree).
+// per user), and the tree costs a one-member set about 470 bytes: the
+// core, a leaf header and its arrays, an arena chunk. In the small form a
+// one-member set takes 80 bytes and one of ten six-byte members 216 (the
+// tree: 472 and 952), and a lookup scans one allocation instead of
+// reading half a dozen. A snapshot shares the slice, which the set copies
+// before its next write. Both forms encode alike and answer alike
+// (TestSmallMatchesTree).
+//
+// LexRank is meaningful when every score is equal, as Redis's lex commands
+// assume; with several scores the members are not in order, and a search
+// by halving finds one of several boundaries. Which one must not depend on
+// the structure: a node restored from a snapshot holds a set bulk-loaded,
+// or in the small form, where the node that applied every write holds a
+// tree of another shape, and ZREMRANGEBYLEX is applied by every node. So
+// with several scores both forms halve ranks 0 to n, the tree selecting
+// each rank it probes (O(log² n)); with one score the tree descends as
+// for any search (TestLexRankIndependentOfShape).
 //
 // # Widening
 //
