@@ -191,8 +191,9 @@ func (s *small) offsets(offs *[smallMaxEntries]uint16) {
 	}
 }
 
-// lexRank searches as the tree does (tree.go, prefix): by halving, which
-// decides where the members are not in order (scores differ).
+// lexRank halves ranks 0 to n, as the tree does when the scores differ
+// (core.go, lexRank), so both forms find the same one of the boundaries
+// that members out of order leave.
 func (s *small) lexRank(m []byte, inclusive bool) int {
 	var offs [smallMaxEntries]uint16
 	s.offsets(&offs)

@@ -147,7 +147,9 @@ func (z *ZSet) Add(m []byte, score float64, f AddFlags) (AddResult, error) {
 }
 
 // convert rebuilds the set in layout nl, which can hold every member and
-// score exactly and orders them the same way, with a bulk load.
+// score exactly and orders them the same way, with a bulk load into a tree
+// (a widened layout, or a small set's own layout when it outgrows its
+// small form).
 func (z *ZSet) convert(nl Layout) {
 	lc, bc := z.c.caps()
 	nc := newCore(nl, lc, bc)
@@ -155,7 +157,7 @@ func (z *ZSet) convert(nl Layout) {
 		z.c.iterate(0, z.c.len(), false, yield)
 	})
 	if err != nil {
-		panic("packed: widening failed: " + err.Error())
+		panic("packed: conversion failed: " + err.Error())
 	}
 	z.layout, z.c = nl, nc
 }
