@@ -84,7 +84,7 @@ func (c *zcore[M, S, V]) stats() Stats {
 		IndexMoving: len(c.idx.oldGroups()) * groupSize,
 		ArenaBytes:  c.ar.capacity(), ArenaGarbage: c.ar.garbage,
 	}
-	st.Bytes = allocSize(sizeOf[ZSet](), true) + allocSize(sizeOf[zcore[M, S, V]](), true)
+	st.Bytes = allocSize(sizeOf[zcore[M, S, V]](), true) // the ZSet header: ZSet.header
 	c.walk(func(*branch[M, S]) {
 		st.Branches++
 		st.Bytes += allocSize(sizeOf[branch[M, S]](), true)

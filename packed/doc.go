@@ -242,9 +242,9 @@
 // Redis-style keyspace are small sets (a rate limiter's window or a queue
 // per user), and the tree costs a one-member set about 470 bytes: the
 // core, a leaf header and its arrays, an arena chunk. In the small form a
-// one-member set takes 80 bytes and one of ten six-byte members 216 (the
-// tree: 472 and 952), and a lookup scans one allocation instead of
-// reading half a dozen. A snapshot shares the slice, which the set copies
+// one-member set takes 88 bytes and one of ten six-byte members 224 (the
+// tree: 472 and 952) in two allocations, the set with its small header
+// and the slice, which a lookup scans, instead of half a dozen. A snapshot shares the slice, which the set copies
 // before its next write. Both forms encode alike and answer alike
 // (TestSmallMatchesTree).
 //

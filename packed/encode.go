@@ -135,16 +135,16 @@ func decodeSmall(r *bufio.Reader, n int) (*ZSet, error) {
 	if err != nil {
 		return nil, ErrCorrupt
 	}
-	var c core = &small{}
-	err = c.load(n, ents.all)
+	z := newSmallSet()
+	err = z.c.load(n, ents.all)
 	if err == errGrowSmall {
-		c = newCore(Standard, DefaultLeafCap, maxFanout)
-		err = c.load(n, ents.all)
+		z = &ZSet{layout: Standard, c: newCore(Standard, DefaultLeafCap, maxFanout)}
+		err = z.c.load(n, ents.all)
 	}
 	if err != nil {
 		return nil, ErrCorrupt
 	}
-	return &ZSet{layout: Standard, c: c}, nil
+	return z, nil
 }
 
 // standardEntries are entries of the standard layout, read whole: member

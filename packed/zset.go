@@ -31,7 +31,10 @@ type AddResult struct {
 // ZSet is one sorted set. Its zero value is not usable; call New.
 type ZSet struct {
 	layout Layout
-	c      core
+	// shell: the set was made in its small form and its allocation holds
+	// the small struct too (smallSet), for its Bytes.
+	shell bool
+	c     core
 }
 
 // core is what every layout implementation provides. Members cross this
@@ -61,7 +64,7 @@ type core interface {
 // leaf capacity; a standard set starts in its small form (small.go).
 func New(l Layout) *ZSet {
 	if l == Standard {
-		return &ZSet{layout: l, c: &small{}}
+		return newSmallSet()
 	}
 	return NewWithCapacity(l, DefaultLeafCap)
 }
@@ -241,13 +244,34 @@ func clampRange(start, end, n int) (int, int) {
 // Bytes returns the bytes allocated for the set: every leaf, branch, index
 // and arena allocation and the headers, each rounded up to the size the Go
 // allocator really uses. It walks the leaves, O(n / leaf capacity).
-func (z *ZSet) Bytes() int { return z.c.bytes() }
+func (z *ZSet) Bytes() int { return z.header() + z.c.bytes() }
+
+// header is the allocation of the ZSet itself: with the small struct when
+// the set was made small.
+func (z *ZSet) header() int {
+	if z.shell {
+		return allocSize(sizeOf[smallSet](), true)
+	}
+	return allocSize(sizeOf[ZSet](), true)
+}
 
 // Stats describes the set's structure and memory.
-func (z *ZSet) Stats() Stats { return z.c.stats() }
+func (z *ZSet) Stats() Stats {
+	st := z.c.stats()
+	st.Bytes += z.header()
+	return st
+}
 
 // Clone returns a deep copy.
-func (z *ZSet) Clone() *ZSet { return &ZSet{layout: z.layout, c: z.c.clone()} }
+func (z *ZSet) Clone() *ZSet {
+	c := z.c.clone()
+	if s, ok := c.(*small); ok {
+		d := newSmallSet()
+		*d.c.(*small) = *s
+		return d
+	}
+	return &ZSet{layout: z.layout, c: c}
+}
 
 // mustCheck panics if an invariant is broken (invariants builds only).
 func (z *ZSet) mustCheck() {
