@@ -55,10 +55,9 @@ func (c *Ctx) zset(key []byte) *packed.ZSet {
 	return nil
 }
 
-// create stores a new empty sorted set under key with the layout the rules
-// give it.
-func (c *Ctx) create(key []byte) *keyspace.Entry {
-	e := &keyspace.Entry{Z: packed.New(c.layoutFor(key))}
+// store stores z under key, with no expiry, and returns its entry.
+func (c *Ctx) store(key []byte, z *packed.ZSet) *keyspace.Entry {
+	e := &keyspace.Entry{Z: z}
 	c.db().Set(key, e, c.Index)
 	return e
 }

@@ -3,6 +3,7 @@ package command
 import (
 	"errors"
 
+	"github.com/goblindb/goblin/keyspace"
 	"github.com/goblindb/goblin/packed"
 )
 
@@ -149,21 +150,19 @@ func zadd(c *Ctx, a zaddArgs) {
 		}
 		return
 	}
-	var z *packed.ZSet
-	if e != nil {
-		z = e.Z
-	} else {
-		z = packed.New(c.layoutFor(a.key))
+	stored := e != nil
+	if !stored {
+		e = &keyspace.Entry{Z: packed.New(c.layoutFor(a.key))}
 	}
+	z := e.Z
 	for j := range a.len() {
 		if z.CheckMember(a.member(j)) != nil {
 			c.W.Error(ErrPackedMember)
 			return
 		}
 	}
-	if e == nil {
-		e = c.create(a.key)
-		e.Z = z
+	if !stored {
+		c.db().Set(a.key, e, c.Index)
 	}
 	added, updated, processed := 0, 0, 0
 	var score float64

@@ -248,7 +248,5 @@ func zrangeStore(c *Ctx, dst []byte, z *packed.ZSet, a *zrangeArgs) {
 
 // storeZSet replaces dst with z (which has members), dropping any expiry.
 func storeZSet(c *Ctx, dst []byte, z *packed.ZSet) {
-	e := c.create(dst)
-	e.Z = z
-	c.changed(dst, e)
+	c.changed(dst, c.store(dst, z))
 }
