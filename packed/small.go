@@ -330,13 +330,21 @@ func (s *small) snapshot() viewCore {
 }
 
 // load fills an empty small set with n entries in order; errGrowSmall when
-// they do not fit it. It reads the entries twice, first for their size.
+// they do not fit it. It reads the entries twice, first for their size
+// (at most n entries of smallMaxMember bytes each: a longer member ends
+// the load before anything is allocated for it).
 func (s *small) load(n int, entries iter.Seq2[[]byte, float64]) error {
 	if n > smallMaxEntries {
 		return errGrowSmall
 	}
-	size := 0
+	size, k := 0, 0
 	for m := range entries {
+		if len(m) > smallMaxMember {
+			return errGrowSmall
+		}
+		if k++; k > n {
+			return errOrder
+		}
 		size += smallEntry + len(m)
 	}
 	t := small{buf: make([]byte, 0, size)}

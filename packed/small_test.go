@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -408,5 +409,20 @@ func TestSmallClone(t *testing.T) {
 	}
 	if isSmall(z) || z.Bytes()-z.c.bytes() != allocSize(sizeOf[smallSet](), true) {
 		t.Fatalf("grown: small %v, %d bytes with %d for the set's own allocation", isSmall(z), z.Bytes(), z.Bytes()-z.c.bytes())
+	}
+}
+
+// TestSmallLoadRefusesLongMembersFirst: a set of few entries with a long
+// member (a decoded one) goes to the tree before the small form allocates
+// room for that member.
+func TestSmallLoadRefusesLongMembersFirst(t *testing.T) {
+	long := make([]byte, 1<<20)
+	entries := func(yield func([]byte, float64) bool) { yield([]byte("a"), 1); yield(long, 2) }
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := new(small).load(2, entries)
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; err != errGrowSmall || grew > 64<<10 {
+		t.Fatalf("load of a 1 MiB member: %v, %d bytes allocated", err, grew)
 	}
 }
