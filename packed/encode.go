@@ -165,83 +165,80 @@ func (e *standardEntries) all(yield func([]byte, float64) bool) {
 	}
 }
 
-// readStandard reads n entries of the standard layout in blocks, checking
-// lengths and bounds as decode does; order is left to the loader.
+// readStandard reads n entries of the standard layout, checking lengths
+// and bounds as decode does; order is left to the loader.
 func readStandard(r *bufio.Reader, n int) (*standardEntries, error) {
 	e := &standardEntries{scores: make([]float64, 0, min(n, smallMaxEntries)), ends: make([]int, 0, min(n, smallMaxEntries))}
-	var raw, mb []byte
-	for left := n; left > 0; {
-		k, err := binary.ReadUvarint(r)
-		if err != nil || k == 0 || k > maxBlock || k > uint64(left) {
-			return nil, ErrCorrupt
-		}
-		if raw, err = readN(r, raw, int(k)*8); err != nil {
-			return nil, err
-		}
-		for i := range int(k) {
-			e.scores = append(e.scores, getScore[float64](raw[i*8:]))
-		}
-		for range int(k) {
-			ln, err := binary.ReadUvarint(r)
-			if err != nil || ln > maxMemberLen {
-				return nil, ErrCorrupt
-			}
-			if mb, err = readN(r, mb, int(ln)); err != nil {
-				return nil, err
-			}
-			e.data = append(e.data, mb...)
-			e.ends = append(e.ends, len(e.data))
-		}
-		left -= int(k)
+	err := readBlocks(r, n, 0, func(s float64, m []byte) error {
+		e.scores = append(e.scores, s)
+		e.data = append(e.data, m...)
+		e.ends = append(e.ends, len(e.data))
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return e, nil
 }
 
-// decode bulk-loads n entries. Order-key leaves cannot hold -0: it is
-// loaded as +0 and the member's text returned in negZero.
-func (c *zcore[M, S, V]) decode(r *bufio.Reader, n int) (negZero [][]byte, err error) {
-	b := c.newBuilder(n)
-	sw, mw := scoreWidth[S](), memberWidth[M]()
+// readBlocks reads the encoding's n entries block by block and calls add
+// with each score and member: mw bytes of a packed member, or a standard
+// member's text (mw 0). The member is valid during the call only.
+func readBlocks[S score](r *bufio.Reader, n, mw int, add func(s S, m []byte) error) error {
+	sw := scoreWidth[S]()
 	var scores []S
 	var raw, mb []byte
 	for left := n; left > 0; {
 		k, err := binary.ReadUvarint(r)
 		if err != nil || k == 0 || k > maxBlock || k > uint64(left) {
-			return nil, ErrCorrupt
+			return ErrCorrupt
 		}
 		if raw, err = readN(r, raw, int(k)*sw); err != nil {
-			return nil, err
+			return err
 		}
 		scores = scores[:0]
 		for i := range int(k) {
 			scores = append(scores, getScore[S](raw[i*sw:]))
 		}
 		for _, s := range scores {
-			var p probe[M]
-			if mw > 0 {
-				if mb, err = readN(r, mb, mw); err != nil {
-					return nil, err
+			ln := uint64(mw)
+			if mw == 0 {
+				if ln, err = binary.ReadUvarint(r); err != nil || ln > maxMemberLen {
+					return ErrCorrupt
 				}
-				p.m = getPacked[M](mb)
-			} else {
-				ln, err := binary.ReadUvarint(r)
-				if err != nil || ln > maxMemberLen {
-					return nil, ErrCorrupt
-				}
-				if mb, err = readN(r, mb, int(ln)); err != nil {
-					return nil, err
-				}
-				p.b = mb
 			}
-			if okeyLeaves[M, S]() && s == 0 && math.Signbit(float64(s)) {
-				s = 0
-				negZero = append(negZero, c.appendMember(nil, p.m))
+			if mb, err = readN(r, mb, int(ln)); err != nil {
+				return err
 			}
-			if err := b.add(&p, s); err != nil {
-				return nil, err
+			if err := add(s, mb); err != nil {
+				return err
 			}
 		}
 		left -= int(k)
+	}
+	return nil
+}
+
+// decode bulk-loads n entries. Order-key leaves cannot hold -0: it is
+// loaded as +0 and the member's text returned in negZero.
+func (c *zcore[M, S, V]) decode(r *bufio.Reader, n int) (negZero [][]byte, err error) {
+	b := c.newBuilder(n)
+	mw := memberWidth[M]()
+	err = readBlocks(r, n, mw, func(s S, m []byte) error {
+		var p probe[M]
+		if mw > 0 {
+			p.m = getPacked[M](m)
+		} else {
+			p.b = m
+		}
+		if okeyLeaves[M, S]() && s == 0 && math.Signbit(float64(s)) {
+			s = 0
+			negZero = append(negZero, c.appendMember(nil, p.m))
+		}
+		return b.add(&p, s)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return negZero, b.finish()
 }
