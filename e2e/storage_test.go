@@ -86,6 +86,31 @@ func checkMembers(t testing.TB, c *redis.Client, members []string) {
 	}
 }
 
+// holdOnFullDisk starts a single node with the log store on a small
+// tmpfs, adds "before" to k, fills the disk and starts a background
+// writer, and returns once the node reports its log failing, with the
+// file that filled the disk and the Raft term from before it filled.
+func holdOnFullDisk(t *testing.T, store string) (g *Goblind, c *redis.Client, ballast string, w *bgWriter, term string) {
+	t.Helper()
+	mnt := filepath.Join(t.TempDir(), "mnt")
+	testutil.MountTmpfs(t, mnt, 20<<20)
+	g = StartGoblind(t, NodeOptions{Data: filepath.Join(mnt, "data"), Args: []string{"--log-store", store}})
+	c = g.Client()
+	if err := c.ZAdd(context.Background(), "k", redis.Z{Score: 1, Member: "before"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	term = infoField(t, c, "raft", "raft_term")
+	ballast = testutil.FillDisk(t, mnt)
+	w = startBGWriter(g)
+	testutil.Eventually(t, 20*time.Second, func() error {
+		if s := infoField(t, c, "persistence", "aof_last_write_status"); s != "err" {
+			return fmt.Errorf("aof_last_write_status:%s", s)
+		}
+		return nil
+	})
+	return g, c, ballast, w, term
+}
+
 const misconfENOSPC = "MISCONF Errors writing to the Raft log: No space left on device"
 
 // TestFullDiskSingleNode: a node whose data directory's file system fills
@@ -96,23 +121,8 @@ const misconfENOSPC = "MISCONF Errors writing to the Raft log: No space left on 
 func TestFullDiskSingleNode(t *testing.T) {
 	for _, store := range []string{"wal", "bolt"} {
 		t.Run(store, func(t *testing.T) {
-			mnt := filepath.Join(t.TempDir(), "mnt")
-			testutil.MountTmpfs(t, mnt, 20<<20)
-			g := StartGoblind(t, NodeOptions{Data: filepath.Join(mnt, "data"), Args: []string{"--log-store", store}})
-			c := g.Client()
+			g, c, ballast, w, term := holdOnFullDisk(t, store)
 			ctx := context.Background()
-			if err := c.ZAdd(ctx, "k", redis.Z{Score: 1, Member: "before"}).Err(); err != nil {
-				t.Fatal(err)
-			}
-			term := infoField(t, c, "raft", "raft_term")
-			ballast := testutil.FillDisk(t, mnt)
-			w := startBGWriter(g)
-			testutil.Eventually(t, 20*time.Second, func() error {
-				if s := infoField(t, c, "persistence", "aof_last_write_status"); s != "err" {
-					return fmt.Errorf("aof_last_write_status:%s", s)
-				}
-				return nil
-			})
 			// The fault lasts several election timeouts: no election.
 			testutil.Eventually(t, 20*time.Second, func() error {
 				since, _ := strconv.ParseInt(infoField(t, c, "persistence", "goblin_log_write_error_since"), 10, 64)
@@ -169,22 +179,7 @@ func TestFullDiskSingleNode(t *testing.T) {
 func TestStopWhileDiskFull(t *testing.T) {
 	for _, store := range []string{"wal", "bolt"} {
 		t.Run(store, func(t *testing.T) {
-			mnt := filepath.Join(t.TempDir(), "mnt")
-			testutil.MountTmpfs(t, mnt, 20<<20)
-			g := StartGoblind(t, NodeOptions{Data: filepath.Join(mnt, "data"), Args: []string{"--log-store", store}})
-			c := g.Client()
-			ctx := context.Background()
-			if err := c.ZAdd(ctx, "k", redis.Z{Score: 1, Member: "before"}).Err(); err != nil {
-				t.Fatal(err)
-			}
-			ballast := testutil.FillDisk(t, mnt)
-			w := startBGWriter(g)
-			testutil.Eventually(t, 20*time.Second, func() error {
-				if s := infoField(t, c, "persistence", "aof_last_write_status"); s != "err" {
-					return fmt.Errorf("aof_last_write_status:%s", s)
-				}
-				return nil
-			})
+			g, _, ballast, w, _ := holdOnFullDisk(t, store)
 			g.Stop() // SIGKILL after 15 s
 			if code := g.ExitCode(); code != 0 {
 				t.Fatalf("exit code %d after SIGTERM with the disk full (-1: it did not stop and was killed); log:\n%s", code, g.Log())
