@@ -29,8 +29,10 @@ import (
 type Node interface {
 	ID() string
 	// ApplyForwarded proposes an entry a follower sent (leader only) and
-	// returns a function that waits for its result.
-	ApplyForwarded(entry []byte) func() (raftfsm.Result, error)
+	// returns a function that waits for its result, and one that reports,
+	// without waiting, whether that wait would return at once (false when
+	// it cannot tell).
+	ApplyForwarded(entry []byte) (wait func() (raftfsm.Result, error), answered func() bool)
 	// ProposeTogether runs fn; the entries it proposes go to Raft as one
 	// batch once it returns.
 	ProposeTogether(fn func())

@@ -55,7 +55,7 @@ const maxInFlight = 4096
 // every round.
 func (c *Cluster) serveInternal(nc net.Conn) {
 	out := &replyWriter{nc: nc, bw: bufio.NewWriterSize(nc, 32<<10)}
-	replies := make(chan func() []byte, maxInFlight)
+	replies := make(chan reply, maxInFlight)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -152,29 +152,48 @@ func (w *replyWriter) flushIfIdle() {
 	}
 }
 
+// reply is one request's answer in the making.
+type reply struct {
+	// answer produces it, waiting if it must.
+	answer func() []byte
+	// ready reports whether answer would return at once; nil: it may
+	// wait.
+	ready func() bool
+}
+
+// readyNow is a reply known as the request is read.
+func readyNow(b []byte) reply {
+	return reply{answer: func() []byte { return b }, ready: func() bool { return true }}
+}
+
 // drain writes each reply handed over, flushing whenever no other one is
-// ready; it still drains after a write failed, so the reader never blocks
-// on a full channel.
-func (w *replyWriter) drain(replies <-chan func() []byte) {
-	for fn := range replies {
-		w.write(fn(), len(replies) == 0)
+// queued, and before waiting for one: the replies of a batch of entries
+// just applied go out while the entries queued behind them, in the next
+// batch, wait for their commit round. It still drains after a write
+// failed, so the reader never blocks on a full channel.
+func (w *replyWriter) drain(replies <-chan reply) {
+	for r := range replies {
+		if r.ready == nil || !r.ready() {
+			w.write(nil, true)
+		}
+		w.write(r.answer(), len(replies) == 0)
 		w.pending.Add(-1)
 	}
 }
 
-// internalRequest starts one request and returns the function that
-// produces its reply. An entry is proposed here, on the reading
-// goroutine, so entries enter the log in the order they arrived.
-func (c *Cluster) internalRequest(args [][]byte) func() []byte {
+// internalRequest starts one request and returns its reply. An entry is
+// proposed here, on the reading goroutine, so entries enter the log in
+// the order they arrived.
+func (c *Cluster) internalRequest(args [][]byte) reply {
 	if len(args) == 0 {
-		return errReply("ERR empty request")
+		return readyNow(errReply("ERR empty request"))
 	}
 	switch name := strings.ToUpper(string(args[0])); {
 	case name == cmdApply && len(args) == 2:
-		wait := c.node.ApplyForwarded(args[1])
-		return func() []byte { return applyReply(wait()) }
+		wait, answered := c.node.ApplyForwarded(args[1])
+		return reply{answer: func() []byte { return applyReply(wait()) }, ready: answered}
 	case name == cmdReadIndex && len(args) == 1:
-		return func() []byte {
+		return reply{answer: func() []byte {
 			ctx, cancel := context.WithTimeout(context.Background(), internalTimeout)
 			defer cancel()
 			index, err := c.node.ReadIndex(ctx)
@@ -182,14 +201,14 @@ func (c *Cluster) internalRequest(args [][]byte) func() []byte {
 				return wireError(err)
 			}
 			return []byte(":" + strconv.FormatUint(index, 10) + "\r\n")
-		}
+		}}
 	case name == cmdAdmin && len(args) >= 2:
 		sub := strings.ToUpper(string(args[1]))
 		var id string
 		if len(args) == 3 {
 			id = string(args[2])
 		}
-		return func() []byte {
+		return reply{answer: func() []byte {
 			var err error
 			switch {
 			case sub == "REMOVE" && len(args) == 3 && c.leaving.Load():
@@ -197,26 +216,25 @@ func (c *Cluster) internalRequest(args [][]byte) func() []byte {
 				// one of several stopped together, which keep the
 				// configuration whole (Leave); it asks again, and
 				// decides again, meanwhile.
-				return errReply("TRYAGAIN the leader is leaving the cluster")()
+				return errReply("TRYAGAIN the leader is leaving the cluster")
 			case sub == "REMOVE" && len(args) == 3:
 				err = c.node.RemoveServerHere(id)
 			case sub == "TRANSFER" && len(args) <= 3:
 				err = c.node.TransferLeadershipHere(id)
 			default:
-				return errReply("ERR syntax error")()
+				return errReply("ERR syntax error")
 			}
 			if err != nil {
 				return wireError(err)
 			}
 			return []byte("+OK\r\n")
-		}
+		}}
 	case name == cmdFollows && len(args) == 3:
-		reply := followsReply(c.node, args[1], args[2])
-		return func() []byte { return reply }
+		return readyNow(followsReply(c.node, args[1], args[2]))
 	case name == cmdID && len(args) == 1:
-		return func() []byte { return bulk(c.cfg.ID) }
+		return readyNow(bulk(c.cfg.ID))
 	}
-	return errReply("ERR unknown internal request '" + sanitize(args[0]) + "'")
+	return readyNow(errReply("ERR unknown internal request '" + sanitize(args[0]) + "'"))
 }
 
 // followsReply is GOBLIN.FOLLOWS's reply, taken as the request is read:
@@ -225,7 +243,7 @@ func (c *Cluster) internalRequest(args [][]byte) func() []byte {
 func followsReply(n Node, leader, term []byte) []byte {
 	t, err := strconv.ParseUint(string(term), 10, 64)
 	if err != nil {
-		return errReply("ERR bad term")()
+		return errReply("ERR bad term")
 	}
 	age, err := n.FollowsHere(string(leader), t)
 	if err != nil {
@@ -259,8 +277,8 @@ func wireError(err error) []byte {
 	return []byte("-ERR " + oneLine(err.Error()) + "\r\n")
 }
 
-func errReply(msg string) func() []byte {
-	return func() []byte { return []byte("-" + msg + "\r\n") }
+func errReply(msg string) []byte {
+	return []byte("-" + msg + "\r\n")
 }
 
 func bulk(s string) []byte {

@@ -27,11 +27,18 @@ type heldNode struct {
 	rounds  atomic.Int64
 }
 
-func (h *heldNode) ApplyForwarded([]byte) func() (raftfsm.Result, error) {
+func (h *heldNode) ApplyForwarded([]byte) (func() (raftfsm.Result, error), func() bool) {
 	return func() (raftfsm.Result, error) {
-		<-h.release
-		return raftfsm.Result{Index: 5, Reply: []byte("+OK\r\n")}, nil
-	}
+			<-h.release
+			return raftfsm.Result{Index: 5, Reply: []byte("+OK\r\n")}, nil
+		}, func() bool {
+			select {
+			case <-h.release:
+				return true
+			default:
+				return false
+			}
+		}
 }
 
 func (h *heldNode) ReadIndex(context.Context) (uint64, error) {
@@ -125,7 +132,7 @@ func (n *togetherNode) ProposeTogether(fn func()) {
 	n.mu.Unlock()
 }
 
-func (n *togetherNode) ApplyForwarded(b []byte) func() (raftfsm.Result, error) {
+func (n *togetherNode) ApplyForwarded(b []byte) (func() (raftfsm.Result, error), func() bool) {
 	n.mu.Lock()
 	if n.inside {
 		n.batches[len(n.batches)-1]++
@@ -165,6 +172,66 @@ func TestInternalEntriesOfOneReadProposedTogether(t *testing.T) {
 	}
 	if largest := slices.Max(n.batches); largest < 2 {
 		t.Fatalf("entries written together proposed in batches of %v", n.batches)
+	}
+}
+
+// stepNode answers its first forwarded entry once the second has been
+// proposed (and queued behind it), and holds the second until release:
+// the first is a batch just applied, the second one in the next batch.
+type stepNode struct {
+	fuzzNode
+	calls   atomic.Int64
+	second  chan struct{}
+	release chan struct{}
+}
+
+func (n *stepNode) ApplyForwarded([]byte) (func() (raftfsm.Result, error), func() bool) {
+	if n.calls.Add(1) == 1 {
+		return func() (raftfsm.Result, error) {
+			<-n.second
+			time.Sleep(20 * time.Millisecond) // the reader queues it meanwhile
+			return raftfsm.Result{Index: 1, Reply: []byte("+OK\r\n")}, nil
+		}, func() bool { return true }
+	}
+	close(n.second)
+	released := func() bool {
+		select {
+		case <-n.release:
+			return true
+		default:
+			return false
+		}
+	}
+	return func() (raftfsm.Result, error) {
+		<-n.release
+		return raftfsm.Result{Index: 2, Reply: []byte("+OK\r\n")}, nil
+	}, released
+}
+
+// An entry's reply goes out while the entry queued behind it waits for
+// its own commit round, not together with that one's: a follower's
+// clients are answered when their batch is applied.
+func TestInternalReplyNotHeldBehindTheNextBatch(t *testing.T) {
+	n := &stepNode{second: make(chan struct{}), release: make(chan struct{})}
+	c := &Cluster{cfg: Config{ID: "n1"}, node: n, log: hclog.NewNullLogger()}
+	client, server := net.Pipe()
+	defer client.Close()
+	go c.serveInternal(server)
+	var req []byte
+	for range 2 {
+		req = wire.AppendCommandStrings(req, "GOBLIN.APPLY", string((&raftfsm.Entry{Op: raftfsm.OpNoop}).Encode(nil)))
+	}
+	go client.Write(req)
+	br := bufio.NewReader(client)
+	client.SetReadDeadline(time.Now().Add(2 * time.Second))
+	v, err := wire.ReadReply(br)
+	if err != nil || v.Kind != '*' || len(v.Array) != 2 || v.Array[0].Num != 1 {
+		t.Fatalf("first entry's reply while the second waits: %q %v, %v", v.Kind, v.Array, err)
+	}
+	close(n.release)
+	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if v, err := wire.ReadReply(br); err != nil || v.Kind != '*' || len(v.Array) != 2 || v.Array[0].Num != 2 {
+		t.Fatalf("second entry's reply: %q %v, %v", v.Kind, v.Array, err)
 	}
 }
 

@@ -199,11 +199,12 @@ type fuzzNode struct{ Node }
 
 func (fuzzNode) ProposeTogether(fn func()) { fn() }
 
-func (fuzzNode) ApplyForwarded(b []byte) func() (raftfsm.Result, error) {
+func (fuzzNode) ApplyForwarded(b []byte) (func() (raftfsm.Result, error), func() bool) {
+	answered := func() bool { return true }
 	if _, err := raftfsm.Decode(b); err != nil {
-		return func() (raftfsm.Result, error) { return raftfsm.Result{}, node.ErrBadEntry }
+		return func() (raftfsm.Result, error) { return raftfsm.Result{}, node.ErrBadEntry }, answered
 	}
-	return func() (raftfsm.Result, error) { return raftfsm.Result{Index: 1, Reply: []byte("+OK\r\n")}, nil }
+	return func() (raftfsm.Result, error) { return raftfsm.Result{Index: 1, Reply: []byte("+OK\r\n")}, nil }, answered
 }
 func (fuzzNode) ReadIndex(context.Context) (uint64, error) { return 7, nil }
 func (fuzzNode) ReadIndexNow() (uint64, bool)              { return 7, true }

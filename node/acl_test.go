@@ -30,7 +30,7 @@ func TestACLChangeReplicates(t *testing.T) {
 	}
 	bad := &raftfsm.Entry{Op: raftfsm.OpACL, ACL: &raftfsm.ACLChange{Kind: raftfsm.ACLSetUser}}
 	leader := tc.waitLeader()
-	wait := leader.ApplyForwarded(bad.Encode(nil))
+	wait, _ := leader.ApplyForwarded(bad.Encode(nil))
 	if _, err := wait(); !errors.Is(err, ErrBadEntry) {
 		t.Fatalf("an ACL entry without a user: %v", err)
 	}

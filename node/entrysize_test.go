@@ -37,7 +37,7 @@ func TestEntryTooLarge(t *testing.T) {
 	}
 	fwd := *big
 	fwd.Term, fwd.Proposal = leader.currentTerm(), 1
-	if _, err := leader.ApplyForwarded(fwd.Encode(nil))(); !errors.Is(err, ErrEntryTooLarge) {
+	if _, err := leader.applyForwarded(fwd.Encode(nil)).Wait(); !errors.Is(err, ErrEntryTooLarge) {
 		t.Fatalf("a forwarded entry of 100 KiB: %v", err)
 	}
 	if wire, ok := WireError(leader.entrySizeErr(make([]byte, maxClusterEntryBytes+1))); !ok || !strings.HasPrefix(wire, "TOOLARGE ") {
@@ -117,7 +117,7 @@ func TestLargeWriteSplit(t *testing.T) {
 	}
 	fwd := *zaddEntry("k", strings.Repeat("y", 100<<10), 1)
 	fwd.Term, fwd.Proposal = leader.currentTerm(), 1
-	if _, err := leader.ApplyForwarded(fwd.Encode(nil))(); !errors.Is(err, ErrEntryTooLarge) {
+	if _, err := leader.applyForwarded(fwd.Encode(nil)).Wait(); !errors.Is(err, ErrEntryTooLarge) {
 		t.Fatalf("a forwarded whole entry of 100 KiB: %v", err)
 	}
 	if _, err := follower.Propose(zaddEntry("k", "small", 5))(); err != nil {

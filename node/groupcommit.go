@@ -366,6 +366,26 @@ func (h *heldFuture) wait() *groupFuture {
 	return h.g
 }
 
+// answered reports whether h's group has been answered: handed to Raft
+// and applied, or failed. An entry handed over alone is answered by
+// Raft's future, which cannot say so without waiting: false.
+func (h *heldFuture) answered() bool {
+	select {
+	case <-h.ready:
+	default:
+		return false
+	}
+	if h.g == nil {
+		return false
+	}
+	select {
+	case <-h.g.done:
+		return true
+	default:
+		return false
+	}
+}
+
 func (h *heldFuture) Error() error {
 	if g := h.wait(); g != nil {
 		return g.err
@@ -434,6 +454,13 @@ func (gf *groupFuture) finish(err error, resp interface{}, index uint64) {
 }
 
 func (gf *groupFuture) wait() {
+	select {
+	case <-gf.done:
+		// Answered by the state machine: Raft's future, which its
+		// answer follows, need not be read.
+		return
+	default:
+	}
 	if gf.claimed.CompareAndSwap(false, true) {
 		err := gf.f.Error()
 		var resp interface{}

@@ -433,6 +433,84 @@ func TestHeldEntriesAnswerAsHandedOver(t *testing.T) {
 	})
 }
 
+// unreadRaft stands in for Raft, counting the reads of its futures.
+type unreadRaft struct {
+	applied [][]byte
+	reads   atomic.Int64
+}
+
+func (r *unreadRaft) Apply(data []byte, _ time.Duration) raft.ApplyFuture {
+	r.applied = append(r.applied, data)
+	return countedFuture{&r.reads}
+}
+
+type countedFuture struct{ reads *atomic.Int64 }
+
+func (f countedFuture) Error() error          { f.reads.Add(1); return nil }
+func (f countedFuture) Response() interface{} { return nil }
+func (f countedFuture) Index() uint64         { return 0 }
+
+// A held entry says it is answered, without waiting, once the state
+// machine has applied its group, and not before (held, or handed over
+// and in flight); its wait then returns the state machine's answer
+// without reading Raft's future. An entry handed over alone cannot tell,
+// nor can a Pending waiting for one; one refused before the log can.
+func TestHeldEntryAnsweredOnceItsGroupIsApplied(t *testing.T) {
+	held := func(n int) (*groupCommit, *unreadRaft, []*heldFuture) {
+		r := &unreadRaft{}
+		g := newGroupCommit(make(chan struct{}))
+		g.raft = r
+		g.grouped.Store(true)
+		g.busy.Store(true)
+		var hs []*heldFuture
+		for i := range n {
+			hs = append(hs, g.submit([]byte{byte(i + 1)}).(*heldFuture))
+		}
+		return g, r, hs
+	}
+	handOver := func(g *groupCommit) {
+		g.mu.Lock()
+		g.handOver()
+		g.mu.Unlock()
+	}
+	g, r, hs := held(2)
+	for i, h := range hs {
+		if h.answered() || (&Pending{f: h}).Answered() {
+			t.Fatalf("held entry %d says it is answered", i)
+		}
+	}
+	handOver(g)
+	for i, h := range hs {
+		if h.answered() {
+			t.Fatalf("entry %d in flight says it is answered", i)
+		}
+	}
+	g.groupApplied(r.applied[0], 4, raftfsm.GroupResult{{Index: 4, Reply: []byte("+a")}, {Index: 4, Reply: []byte("+b")}})
+	for i, h := range hs {
+		if !h.answered() || !(&Pending{f: h}).Answered() {
+			t.Fatalf("entry %d of an applied group says it is not answered", i)
+		}
+		if err := h.Error(); err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+	}
+	if res, _ := hs[1].result(); string(res.Reply) != "+b" {
+		t.Fatalf("second entry answered %q, want +b", res.Reply)
+	}
+	if n := r.reads.Load(); n != 0 {
+		t.Fatalf("Raft's future read %d times after the state machine answered", n)
+	}
+
+	g, _, hs = held(1)
+	handOver(g)
+	if hs[0].answered() {
+		t.Fatal("an entry handed over alone says it is answered")
+	}
+	if !(&Pending{err: ErrClosed}).Answered() {
+		t.Fatal("an entry refused before the log says it is not answered")
+	}
+}
+
 // What is proposed inside ProposeTogether reaches Raft as one batch, even
 // with nothing in flight (where one proposal alone goes at once); and
 // should the caller wait for one of them inside, they are handed over at

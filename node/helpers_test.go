@@ -312,13 +312,13 @@ func (p *testPeers) Apply(leader string, entry []byte) (Forwarded, error) {
 	f := &testForwarded{done: make(chan struct{})}
 	if lose != 0 {
 		if lose == loseAnswer {
-			go n.ApplyForwarded(entry)()
+			go n.applyForwarded(entry).Wait()
 		}
 		f.err = ErrUncertain
 		close(f.done)
 		return f, nil
 	}
-	wait := n.ApplyForwarded(entry)
+	wait, _ := n.ApplyForwarded(entry)
 	go func() {
 		res, err := wait()
 		f.index, f.reply, f.err = res.Index, res.Reply, err

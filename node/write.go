@@ -300,6 +300,23 @@ func (p *Pending) Wait() (raftfsm.Result, error) {
 	}
 }
 
+// Answered reports, without waiting, whether Wait would return at once:
+// the entry was refused before reaching the log, or the state machine
+// has applied the batch it went in. It is false when it cannot tell (an
+// entry handed to Raft on its own, or forwarded), so a caller that
+// prepares for a wait on false (sending what it has buffered) only ever
+// prepares once too often.
+func (p *Pending) Answered() bool {
+	switch {
+	case p.split != nil || p.fwd != nil:
+		return false
+	case p.err != nil:
+		return true
+	}
+	h, ok := p.f.(*heldFuture)
+	return ok && h.answered()
+}
+
 func (p *Pending) wait() (raftfsm.Result, error) {
 	switch {
 	case p.err != nil:
@@ -466,8 +483,8 @@ func (n *Node) Apply(e *raftfsm.Entry) (raftfsm.Result, error) {
 }
 
 // ApplyForwarded is the leader's half of forwarding: it proposes an entry
-// a follower sent, encoded, and returns a function that waits for its
-// result. The entry must pass raftfsm.Validate (a command entry whose
+// a follower sent, encoded, and returns the function that waits for its
+// result and its Answered (Pending.Answered). The entry must pass raftfsm.Validate (a command entry whose
 // commands a client could have sent) or it is refused with ErrBadEntry
 // before it reaches the log; its clock is restamped with this leader's.
 // A node that does not lead, or leads in another term than the one the
@@ -475,9 +492,14 @@ func (n *Node) Apply(e *raftfsm.Entry) (raftfsm.Result, error) {
 // forward again. If leadership is lost while the entry is in flight the
 // answer is ErrUncertain at once: the follower that proposed it learns the
 // outcome from its own log.
-func (n *Node) ApplyForwarded(data []byte) func() (raftfsm.Result, error) {
+func (n *Node) ApplyForwarded(data []byte) (wait func() (raftfsm.Result, error), answered func() bool) {
+	p := n.applyForwarded(data)
+	return p.Wait, p.Answered
+}
+
+func (n *Node) applyForwarded(data []byte) *Pending {
 	if n.closed.Load() {
-		return (&Pending{err: ErrClosed}).Wait
+		return &Pending{err: ErrClosed}
 	}
 	e, err := raftfsm.Decode(data)
 	if err == nil {
@@ -485,7 +507,7 @@ func (n *Node) ApplyForwarded(data []byte) func() (raftfsm.Result, error) {
 	}
 	if err != nil {
 		n.log.Warn("refused a forwarded entry", "error", err)
-		return (&Pending{err: fmt.Errorf("%w: %w", ErrBadEntry, err)}).Wait
+		return &Pending{err: fmt.Errorf("%w: %w", ErrBadEntry, err)}
 	}
 	n.stats.forwardedReceived.Add(1)
 	e.Time = n.Now()
@@ -493,10 +515,10 @@ func (n *Node) ApplyForwarded(data []byte) func() (raftfsm.Result, error) {
 	p.prop.id = e.Proposal
 	p.data = e.Encode(nil)
 	if err := n.entrySizeErr(p.data); err != nil {
-		return (&Pending{err: err}).Wait
+		return &Pending{err: err}
 	}
 	n.proposeLocal(p)
-	return p.Wait
+	return p
 }
 
 func (n *Node) notLeaderErr() error {
