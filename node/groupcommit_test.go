@@ -509,6 +509,15 @@ func TestHeldEntryAnsweredOnceItsGroupIsApplied(t *testing.T) {
 	if !(&Pending{err: ErrClosed}).Answered() {
 		t.Fatal("an entry refused before the log says it is not answered")
 	}
+	// Refused by a node that no longer leads: Wait proposes it again to
+	// the next leader, unless the entry is a follower's.
+	clustered := &Node{peers: struct{ Peers }{}}
+	if (&Pending{n: clustered, err: ErrNotLeader}).Answered() {
+		t.Fatal("an entry Wait will propose again says it is answered")
+	}
+	if !(&Pending{n: clustered, err: ErrNotLeader, remote: true}).Answered() {
+		t.Fatal("a follower's entry refused by a node that no longer leads says it is not answered")
+	}
 }
 
 // What is proposed inside ProposeTogether reaches Raft as one batch, even

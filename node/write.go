@@ -284,8 +284,7 @@ func (p *Pending) Wait() (raftfsm.Result, error) {
 	}
 	for {
 		res, err := p.wait()
-		retry := errors.Is(err, ErrNotLeader) || errors.Is(err, ErrNoLeader)
-		if !retry || p.remote || p.n == nil || p.n.peers == nil || time.Now().After(p.deadline) {
+		if p.final(err) || time.Now().After(p.deadline) {
 			return res, err
 		}
 		if p.n.pause(p.deadline, leaderPoll) != nil {
@@ -300,18 +299,25 @@ func (p *Pending) Wait() (raftfsm.Result, error) {
 	}
 }
 
+// final reports whether Wait answers err as it is, rather than proposing
+// the entry again to whoever leads now.
+func (p *Pending) final(err error) bool {
+	retry := errors.Is(err, ErrNotLeader) || errors.Is(err, ErrNoLeader)
+	return !retry || p.remote || p.n == nil || p.n.peers == nil
+}
+
 // Answered reports, without waiting, whether Wait would return at once:
-// the entry was refused before reaching the log, or the state machine
-// has applied the batch it went in. It is false when it cannot tell (an
-// entry handed to Raft on its own, or forwarded), so a caller that
-// prepares for a wait on false (sending what it has buffered) only ever
-// prepares once too often.
+// the entry was refused before reaching the log for good, or the state
+// machine has applied the batch it went in. It is false when it cannot
+// tell (an entry handed to Raft on its own, or forwarded), so a caller
+// that prepares for a wait on false (sending what it has buffered) only
+// ever prepares once too often.
 func (p *Pending) Answered() bool {
 	switch {
 	case p.split != nil || p.fwd != nil:
 		return false
 	case p.err != nil:
-		return true
+		return p.final(p.err)
 	}
 	h, ok := p.f.(*heldFuture)
 	return ok && h.answered()
@@ -484,9 +490,10 @@ func (n *Node) Apply(e *raftfsm.Entry) (raftfsm.Result, error) {
 
 // ApplyForwarded is the leader's half of forwarding: it proposes an entry
 // a follower sent, encoded, and returns the function that waits for its
-// result and its Answered (Pending.Answered). The entry must pass raftfsm.Validate (a command entry whose
-// commands a client could have sent) or it is refused with ErrBadEntry
-// before it reaches the log; its clock is restamped with this leader's.
+// result and the one that reports whether it is in (Pending.Answered).
+// The entry must pass raftfsm.Validate (a command entry whose commands a
+// client could have sent) or it is refused with ErrBadEntry before it
+// reaches the log; its clock is restamped with this leader's.
 // A node that does not lead, or leads in another term than the one the
 // entry's proposal header names, refuses with ErrNotLeader rather than
 // forward again. If leadership is lost while the entry is in flight the
