@@ -44,28 +44,15 @@ PACKED=(--packed 'wiki:*=int32:float32' --packed 'bench:*=int32:float32')
 
 mkdir -p "$OUT/bin"
 OUT=$(cd "$OUT" && pwd)
-WORK=$(mktemp -d /tmp/goblin-compare.XXXXXX)
-PIDS=()
-
-cleanup() {
-	for pid in "${PIDS[@]}"; do
-		kill "$pid" 2>/dev/null || true
-	done
-	for pid in "${PIDS[@]}"; do
-		wait "$pid" 2>/dev/null || true
-	done
-	rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+workdir compare
 
 echo "== building into $OUT/bin"
 go build -o "$OUT/bin/goblind" ./cmd/goblind
 (cd bench && go build -o "$OUT/bin/goblin-bench" ./goblin-bench)
 BENCH="$OUT/bin/goblin-bench"
 GOBLIND="$OUT/bin/goblind"
-
-# shellcheck source=bench/lib.sh
-. bench/lib.sh
 
 {
 	machine_info

@@ -57,6 +57,23 @@ machine_info() {
 	echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
+# workdir NAME: sets WORK to a new temporary directory, removed when the
+# script ends, after the processes it started are stopped: PID (one server)
+# and PIDS (any number), which the script keeps up to date.
+workdir() {
+	WORK=$(mktemp -d "/tmp/goblin-$1.XXXXXX")
+	PID=""
+	PIDS=()
+	trap stop_and_clean EXIT INT TERM
+}
+
+stop_and_clean() {
+	local pid
+	for pid in $PID "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+	for pid in $PID "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	rm -rf "$WORK"
+}
+
 # need_tools PACKAGES TOOL...: exits, naming the Debian packages, unless
 # every TOOL is on PATH.
 need_tools() {

@@ -23,13 +23,7 @@ OUT=${OUT:-bench/results/one-client-$(date -u +%Y%m%dT%H%M%SZ)}
 need_tools "redis-server redis-tools util-linux python3" redis-server redis-cli taskset python3
 mkdir -p "$OUT/bin"
 OUT=$(cd "$OUT" && pwd)
-WORK=$(mktemp -d /tmp/goblin-oc.XXXXXX)
-PID=""
-cleanup() {
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-	rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
+workdir oc
 
 goblind_binary "$OUT/bin"
 {

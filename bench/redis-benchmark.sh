@@ -60,14 +60,7 @@ need_tools "redis-server redis-tools python3" redis-server redis-cli redis-bench
 
 mkdir -p "$OUT/bin"
 OUT=$(cd "$OUT" && pwd)
-WORK=$(mktemp -d /tmp/goblin-rb.XXXXXX)
-PIDS=()
-cleanup() {
-	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-	rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
+workdir rb
 
 goblind_binary "$OUT/bin"
 case " $WORKLOADS " in

@@ -18,13 +18,7 @@ MEMBERS=${MEMBERS:-10}
 # shellcheck source=bench/lib.sh
 . bench/lib.sh
 need_tools "redis-server redis-tools python3" redis-server redis-cli python3
-WORK=$(mktemp -d /tmp/goblin-small.XXXXXX)
-PID=""
-cleanup() {
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-	rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
+workdir small
 goblind_binary "$WORK/bin"
 
 fill() {

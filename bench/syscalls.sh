@@ -35,15 +35,7 @@ CALLS="read write epoll_pwait epoll_wait futex nanosleep sched_yield pwrite64 fd
 need_tools "redis-server redis-tools linux-perf python3" redis-server redis-cli redis-benchmark perf python3
 mkdir -p "$OUT/bin"
 OUT=$(cd "$OUT" && pwd)
-WORK=$(mktemp -d /tmp/goblin-sc.XXXXXX)
-PID=""
-PERF=""
-cleanup() {
-	[ -n "$PERF" ] && kill "$PERF" 2>/dev/null
-	[ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-	rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
+workdir sc
 
 goblind_binary "$OUT/bin"
 {
@@ -82,6 +74,7 @@ run() {
 		[ "$w" = ping ] && cmd=(PING)
 		perf stat -x, -e "$events" -p "$PID" -o "$WORK/perf.txt" &
 		PERF=$!
+		PIDS=("$PERF")
 		sleep 0.3
 		read -r u0 s0 < <(cut -d' ' -f14,15 "/proc/$PID/stat")
 		rps=$(timeout 300 redis-benchmark -p "$port" -c "$CLIENTS" -P 1 -n "$N" -r 100000 -q "${cmd[@]}" |
@@ -89,7 +82,7 @@ run() {
 		read -r u1 s1 < <(cut -d' ' -f14,15 "/proc/$PID/stat")
 		kill -INT "$PERF"
 		wait "$PERF" || true
-		PERF=""
+		PIDS=()
 		python3 - "$WORK/perf.txt" "$rep" "$engine" "$w" "$rps" "$u0" "$s0" "$u1" "$s1" "$N" "$CALLS" <<'PY' | tee -a "$OUT/results.csv"
 import os, sys
 path, rep, engine, w, rps, u0, s0, u1, s1, n, calls = sys.argv[1:]
