@@ -113,7 +113,6 @@ start() {
 		return 1
 		;;
 	esac
-	PIDS+=("${SPIDS[@]}")
 	waitping "$PORT"
 	# A write must succeed before measuring (a new leader applies its barrier first).
 	for _ in $(seq 100); do

@@ -58,19 +58,24 @@ machine_info() {
 }
 
 # workdir NAME: sets WORK to a new temporary directory, removed when the
-# script ends, after the processes it started are stopped: PID (one server)
-# and PIDS (any number), which the script keeps up to date.
+# script ends, after the processes it started are stopped: PID (one server),
+# SPIDS (the servers of the engine being measured) and PIDS (any others),
+# which the script keeps up to date as it starts them. Ctrl-C or a TERM ends
+# the script (once the command under way returns).
 workdir() {
 	WORK=$(mktemp -d "/tmp/goblin-$1.XXXXXX")
 	PID=""
+	SPIDS=()
 	PIDS=()
-	trap stop_and_clean EXIT INT TERM
+	trap stop_and_clean EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 }
 
 stop_and_clean() {
 	local pid
-	for pid in $PID "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in $PID "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	for pid in $PID "${SPIDS[@]}" "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+	for pid in $PID "${SPIDS[@]}" "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
 	rm -rf "$WORK"
 }
 

@@ -160,7 +160,6 @@ start() {
 		return 1
 		;;
 	esac
-	PIDS+=("${SPIDS[@]}")
 	waitping "$PORT"
 	for _ in $(seq 100); do
 		redis-cli -p "$PORT" ZADD bench:ready 1 1 >/dev/null 2>&1 && break
