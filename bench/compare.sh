@@ -121,15 +121,6 @@ start() {
 	done
 }
 
-stop() {
-	for pid in "${SPIDS[@]}"; do
-		kill "$pid" 2>/dev/null || true
-	done
-	for pid in "${SPIDS[@]}"; do
-		wait "$pid" 2>/dev/null || true
-	done
-}
-
 # measure ENGINE REP: the reply-per-command replay (bounded by
 # RPC_TIMEOUT: under fsync-per-command a full replay takes an hour; its
 # prefix is checked all the same), the pipelined replay, memory after it
@@ -158,7 +149,7 @@ for rep in $(seq "$REPS"); do
 		if ! measure "$engine" "$rep"; then
 			echo "!! $engine repetition $rep failed" | tee -a "$OUT/failures.txt"
 		fi
-		stop
+		stop_engine
 	done
 done
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"

@@ -73,10 +73,21 @@ workdir() {
 }
 
 stop_and_clean() {
-	local pid
-	for pid in $PID "${SPIDS[@]}" "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in $PID "${SPIDS[@]}" "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+	# shellcheck disable=SC2086 # PID is empty or one number
+	stop_pids $PID "${SPIDS[@]}" "${PIDS[@]}"
 	rm -rf "$WORK"
+}
+
+# stop_pids PID...: stops the processes (TERM), and waits for them.
+stop_pids() {
+	local pid
+	for pid in "$@"; do kill "$pid" 2>/dev/null || true; done
+	for pid in "$@"; do wait "$pid" 2>/dev/null || true; done
+}
+
+# stop_engine: stops the servers of the engine being measured (SPIDS).
+stop_engine() {
+	stop_pids "${SPIDS[@]}"
 }
 
 # need_tools PACKAGES TOOL...: exits, naming the Debian packages, unless

@@ -186,11 +186,6 @@ for lo in range(0, m, 1000):
 	fi
 }
 
-stop() {
-	for pid in "${SPIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	for pid in "${SPIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-}
-
 command_of() {
 	case $1 in
 	zadd) echo "ZADD bench:k __rand_int__ m__rand_int__" ;;
@@ -277,7 +272,7 @@ for rep in $(seq "$REPS"); do
 	for engine in "${order[@]}"; do
 		echo "== repetition $rep/$REPS: $engine (load $(cut -d' ' -f1 /proc/loadavg))"
 		if ! start "$engine"; then
-			stop
+			stop_engine
 			echo "!! $engine did not start in repetition $rep" | tee -a "$OUT/failures.txt"
 			for f in "$WORK/$engine"/*.log "$WORK/$engine"/*/*.log; do
 				if [ -f "$f" ]; then echo "-- $f"; tail -n 5 "$f"; fi
@@ -293,7 +288,7 @@ for rep in $(seq "$REPS"); do
 				esac
 			fi
 		done
-		stop
+		stop_engine
 	done
 done
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$OUT/machine.txt"
