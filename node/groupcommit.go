@@ -118,12 +118,17 @@ func (g *groupCommit) submit(data []byte) raft.ApplyFuture {
 		return raft.ApplyFuture(errorFuture{raft.ErrRaftShutdown})
 	}
 	if g.off || (g.holding == 0 && !g.busy.Load() && len(g.queue) == 0) {
-		if g.oneThread && !g.off {
+		if g.off {
+			g.count(1)
+			g.fly()
+			return g.raft.Apply(data, enqueueTimeout)
+		}
+		if g.oneThread {
 			return g.submitYielding(data)
 		}
 		g.count(1)
 		g.fly()
-		return g.raft.Apply(data, enqueueTimeout)
+		return g.raft.Apply(data, enqueueWait(true, 0))
 	}
 	return g.hold(data, true)
 }
@@ -287,7 +292,8 @@ func (g *groupCommit) handOver() {
 		return
 	}
 	grouped := g.grouped.Load()
-	for i := 0; i < len(g.queue); {
+	idle := !g.busy.Load()
+	for i, n := 0, 0; i < len(g.queue); n++ {
 		j, size := i+1, len(g.queue[i].data)
 		for grouped && j < len(g.queue) && size+len(g.queue[j].data) < maxGroupBytes {
 			size += len(g.queue[j].data)
@@ -296,7 +302,7 @@ func (g *groupCommit) handOver() {
 		// Busy before it reaches Raft, not after: the state machine may
 		// apply it, and report so (applied), before applyHeld returns.
 		g.fly()
-		g.applyHeld(g.queue[i:j])
+		g.applyHeld(g.queue[i:j], enqueueWait(idle, n))
 		i = j
 	}
 	close(g.ready)
@@ -310,12 +316,28 @@ func (g *groupCommit) handOver() {
 // maxGroupBytes bounds the entries gathered into one group.
 const maxGroupBytes = 1 << 20
 
-// applyHeld hands hs to Raft: one entry as it is, several as a group.
+// enqueueWait is how long the n'th entry (from 0) of a batch may wait to
+// enter Raft's queue: without limit while the queue has room for certain,
+// since then Raft makes no timer for it (a timer and a channel a write,
+// when Raft's queue is free almost always); enqueueTimeout otherwise.
+// With nothing group commit handed over in flight (idle: every batch
+// applied, so taken from the queue), the queue holds at most the few
+// entries proposed around group commit (a new leader's barrier and
+// rules), and has maxAppendEntries places.
+func enqueueWait(idle bool, n int) time.Duration {
+	if idle && n < maxAppendEntries/4 {
+		return 0
+	}
+	return enqueueTimeout
+}
+
+// applyHeld hands hs to Raft: one entry as it is, several as a group,
+// waiting up to timeout (0: no limit) for a place in Raft's queue.
 // Their futures answer once handOver closes the batch's ready channel.
-func (g *groupCommit) applyHeld(hs []*heldFuture) {
+func (g *groupCommit) applyHeld(hs []*heldFuture, timeout time.Duration) {
 	if len(hs) == 1 {
 		h := hs[0]
-		h.f = g.raft.Apply(h.data, enqueueTimeout)
+		h.f = g.raft.Apply(h.data, timeout)
 		h.data = nil
 		return
 	}
@@ -326,7 +348,7 @@ func (g *groupCommit) applyHeld(hs []*heldFuture) {
 	gf := &groupFuture{gc: g, done: make(chan struct{})}
 	data := raftfsm.AppendGroup(make([]byte, 0, raftfsm.GroupLen(entries)), entries)
 	g.track(gf, data)
-	gf.f = g.raft.Apply(data, enqueueTimeout)
+	gf.f = g.raft.Apply(data, timeout)
 	for i, h := range hs {
 		h.g, h.i = gf, i
 		h.data = nil

@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -158,11 +159,14 @@ type applyingRaft struct {
 	mu      sync.Mutex
 	pending bool
 	applied [][]byte
+	// timeouts: how long each Apply was let wait for Raft's queue.
+	timeouts []time.Duration
 }
 
-func (r *applyingRaft) Apply(data []byte, _ time.Duration) raft.ApplyFuture {
+func (r *applyingRaft) Apply(data []byte, timeout time.Duration) raft.ApplyFuture {
 	r.mu.Lock()
 	r.applied = append(r.applied, data)
+	r.timeouts = append(r.timeouts, timeout)
 	pending := r.pending
 	r.mu.Unlock()
 	if !pending {
@@ -210,6 +214,34 @@ func TestBatchAppliedWhileHandedOverLeavesNothingInFlight(t *testing.T) {
 	g.submit([]byte{4})
 	if r.count() != 3 {
 		t.Fatal("an entry proposed with nothing in flight was held")
+	}
+}
+
+// An entry handed to Raft with nothing of group commit's in flight waits
+// for a place in Raft's queue without a timer, since the queue has room;
+// one handed over behind a batch still in flight (at holdLimit) keeps
+// enqueueTimeout, as do the later groups of a batch too large for one.
+func TestEnqueueWaitWithoutTimerOnlyWithNothingInFlight(t *testing.T) {
+	g := newGroupCommit(make(chan struct{}))
+	g.oneThread = false
+	r := &applyingRaft{g: g, pending: true}
+	g.raft = r
+	g.grouped.Store(true)
+
+	g.submit([]byte{1}) // nothing in flight: handed over at once
+	g.submit([]byte{2}) // held behind it
+	g.submit([]byte{3})
+	g.mu.Lock()
+	g.handOver() // as the flusher does at holdLimit, the first still in flight
+	g.mu.Unlock()
+	r.mu.Lock()
+	got := append([]time.Duration(nil), r.timeouts...)
+	r.mu.Unlock()
+	if want := []time.Duration{0, enqueueTimeout}; !slices.Equal(got, want) {
+		t.Fatalf("timeouts %v, want %v", got, want)
+	}
+	if enqueueWait(true, maxAppendEntries/4-1) != 0 || enqueueWait(true, maxAppendEntries/4) != enqueueTimeout {
+		t.Fatal("the groups of a large batch past the queue's sure room wait without a timer")
 	}
 }
 

@@ -15,6 +15,10 @@ import (
 // enqueueTimeout bounds how long a proposal waits to enter Raft's queue.
 const enqueueTimeout = 5 * time.Second
 
+// maxAppendEntries is Raft's MaxAppendEntries: how many proposals its
+// queue holds, and how many entries one request to a follower carries.
+const maxAppendEntries = 64
+
 // Pending is a proposed entry whose outcome is not known yet: either a
 // local Raft future (on the leader) or an entry forwarded to the leader.
 //
@@ -172,7 +176,7 @@ const MaxEntryBytes = wal.MaxEntryData - 64<<10
 
 // MaxClusterEntryBytes is the largest log entry in cluster mode, the size
 // group commit gives its groups at most. Raft's transport sends a
-// follower up to 256 entries in one request that must be done within its
+// follower up to maxAppendEntries entries in one request that must be done within its
 // 10 s timeout, and decodes each entry's data in 256 KiB steps, copying
 // what it has at each step (hashicorp/go-msgpack), so a follower's time
 // to take an entry grows with the square of its size, and its process
@@ -181,7 +185,7 @@ const MaxEntryBytes = wal.MaxEntryData - 64<<10
 // election every time; 48 MB stalled followers 406 ms, past the heartbeat
 // timeout; a follower restarted behind 100 entries of 16 MB never caught
 // up (every request of them timed out), behind 300 of 2 MB only after a
-// timeout; entries of 1 MiB make requests of 256 MiB at most. A larger
+// timeout; entries of 1 MiB make requests of 64 MiB at most. A larger
 // data write is proposed in pieces (chunks.go).
 const MaxClusterEntryBytes = 1 << 20
 
