@@ -40,6 +40,11 @@ const (
 	// first election after a start, before any leader was heard of; an
 	// election after a leader was lost stays a warning.
 	msgSingleElection = "heartbeat timeout reached, starting election"
+	// On a single node whose own vote took longer to store than its
+	// election timeout (20 ms; two fdatasyncs of the stable store, slow
+	// on a busy disk): it stands again at once, alone, and wins. On a
+	// cluster node, a split or lost vote stays a warning.
+	msgElectionRestart = "Election timeout reached, restarting election"
 	// On a cluster node that waits to be bootstrapped or joined.
 	msgNoPeers = "no known peers, aborting election"
 	// On a node that waits to be added as a voter, or was removed as it
@@ -96,6 +101,8 @@ func (l raftLogger) normal(msg string, args []interface{}) bool {
 		return true
 	case msgSingleElection:
 		return l.single || fmt.Sprint(logarg.Value(args, "last-leader-id")) == ""
+	case msgElectionRestart:
+		return l.single
 	case msgNoPrevious:
 		err, _ := logarg.Value(args, "error").(error)
 		return errors.Is(err, raft.ErrLogNotFound)

@@ -41,6 +41,8 @@ func TestRaftLoggerLevels(t *testing.T) {
 		{"first election", false, msgSingleElection, []interface{}{"last-leader-addr", raft.ServerAddress(""), "last-leader-id", raft.ServerID("")}, "INFO"},
 		{"leader lost", false, msgSingleElection, []interface{}{"last-leader-addr", raft.ServerAddress("10.0.0.1:7000"), "last-leader-id", raft.ServerID("n1")}, "WARN"},
 		{"single node", true, msgSingleElection, []interface{}{"last-leader-addr", raft.ServerAddress("x"), "last-leader-id", raft.ServerID("n1")}, "INFO"},
+		{"single node's slow vote", true, msgElectionRestart, nil, "INFO"},
+		{"cluster election lost", false, msgElectionRestart, nil, "WARN"},
 		{"catching up", false, msgNoPrevious, []interface{}{"previous-index", 1, "last-index", 0, "error", raft.ErrLogNotFound}, "INFO"},
 		{"log unreadable", false, msgNoPrevious, []interface{}{"previous-index", 1, "last-index", 0, "error", errors.New("input/output error")}, "WARN"},
 		{"walking back", false, msgSendingOlder, []interface{}{"peer", "n2", "next", 1}, "INFO"},
