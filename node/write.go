@@ -176,11 +176,11 @@ const MaxEntryBytes = wal.MaxEntryData - 64<<10
 
 // MaxClusterEntryBytes is the largest log entry in cluster mode, the size
 // group commit gives its groups at most. Raft's transport sends a
-// follower up to maxAppendEntries entries in one request that must be done within its
-// 10 s timeout, and decodes each entry's data in 256 KiB steps, copying
-// what it has at each step (hashicorp/go-msgpack), so a follower's time
-// to take an entry grows with the square of its size, and its process
-// stalls while it copies. Measured on a 3-node cluster: a 100 MB write
+// follower up to maxAppendEntries entries in one request that must be
+// done within its 10 s timeout, and decodes each entry's data in 256 KiB
+// steps, copying what it has at each step (hashicorp/go-msgpack), so a
+// follower's time to take an entry grows with the square of its size,
+// and its process stalls while it copies. Measured on a 3-node cluster: a 100 MB write
 // never reached the followers (each try ran past the timeout) and cost an
 // election every time; 48 MB stalled followers 406 ms, past the heartbeat
 // timeout; a follower restarted behind 100 entries of 16 MB never caught
