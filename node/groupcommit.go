@@ -118,17 +118,14 @@ func (g *groupCommit) submit(data []byte) raft.ApplyFuture {
 		return raft.ApplyFuture(errorFuture{raft.ErrRaftShutdown})
 	}
 	if g.off || (g.holding == 0 && !g.busy.Load() && len(g.queue) == 0) {
-		if g.off {
-			g.count(1)
-			g.fly()
-			return g.raft.Apply(data, enqueueTimeout)
-		}
-		if g.oneThread {
+		if g.oneThread && !g.off {
 			return g.submitYielding(data)
 		}
 		g.count(1)
 		g.fly()
-		return g.raft.Apply(data, enqueueWait(true, 0))
+		// Nothing is in flight here, unless group commit is off: then
+		// every entry goes at once, and Raft's queue may be full.
+		return g.raft.Apply(data, enqueueWait(!g.off, 0))
 	}
 	return g.hold(data, true)
 }
