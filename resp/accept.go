@@ -66,7 +66,10 @@ type framedConn struct {
 	raw      net.Conn
 	fr       *wire.Framer
 	tls      *tls.Conn // nil: plaintext
-	timeout  time.Duration
+	// sock is the socket under the TLS session (nil: plaintext), which
+	// reads the descriptor while the session is served in raw mode.
+	sock    *wire.RawSocket
+	timeout time.Duration
 
 	// ready is called in the connection's goroutine once it can be served
 	// (for TLS, once its handshake succeeded), before its first request
@@ -97,7 +100,8 @@ const redconFirstRead = 4096
 func newFramedConn(c net.Conn, cfg *tls.Config, handshakeTimeout time.Duration) *framedConn {
 	fc := &framedConn{Conn: c, raw: c}
 	if cfg != nil {
-		fc.tls = tls.Server(c, cfg)
+		fc.sock = wire.NewRawSocket(c)
+		fc.tls = tls.Server(fc.sock, cfg)
 		fc.Conn = tlsConn{fc.tls}
 		fc.timeout = handshakeTimeout
 		if fc.timeout <= 0 {

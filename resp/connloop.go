@@ -14,9 +14,11 @@ import (
 // write its replies, read the next batch. The Framer parses the requests
 // once, in place, and the replies of each batch leave in one write.
 //
-// A plaintext connection is served from inside its syscall.RawConn Read
+// A connection is served from inside its socket's syscall.RawConn Read
 // (serveRaw), so that a request costs one read system call, as in Redis,
-// instead of two (resp/wire/rawread.go tells why). Two cases need more:
+// instead of two (resp/wire/rawread.go tells why): the Framer reads a
+// plaintext socket's descriptor, and a TLS session reads it through a
+// wire.RawSocket (resp/wire/rawsock.go). Two cases need more:
 //
 //   - a batch holding a command that can wait for data (a blocking pop,
 //     WAIT, WAITAOF) runs outside, as its wait reads the socket from another
@@ -121,9 +123,20 @@ func (l *connLoop) begin() bool {
 	return true
 }
 
+// rawReader is what reads a connection's socket in raw mode: the Framer
+// (plaintext), or the wire.RawSocket under a TLS session.
+type rawReader interface {
+	BeginRaw(fd int)
+	EndRaw()
+	WaitedUnread() bool
+}
+
 // serveRaw serves the connection from inside rc's Read until it ends.
 func (l *connLoop) serveRaw(rc syscall.RawConn) {
-	fr := l.fc.fr
+	var fr rawReader = l.fc.fr
+	if l.fc.sock != nil {
+		fr = l.fc.sock
+	}
 	armed := false // the read deadline bounding a wait is set
 	setDeadline := func(t time.Time) (killed bool) {
 		l.fc.raw.SetReadDeadline(t)
@@ -191,10 +204,10 @@ func mayWaitForData(cmds [][][]byte) bool {
 }
 
 // rawConn returns the socket to serve from inside its RawConn Read: a
-// plaintext TCP or Unix socket on a system where the Framer reads
-// descriptors; nil otherwise.
+// TCP or Unix socket, plaintext or under TLS, on a system where
+// descriptors can be read; nil otherwise.
 func (f *framedConn) rawConn() syscall.RawConn {
-	if f.tls != nil || !wire.RawReads {
+	if !wire.RawReads {
 		return nil
 	}
 	sc, ok := f.raw.(syscall.Conn)

@@ -410,7 +410,7 @@ func (s *Server) handle(conn redcon.Conn, _ redcon.Command) {
 	l := newConnLoop(s, c, fc)
 	defer l.flush()
 	if rc := fc.rawConn(); rc != nil {
-		if s.loop != nil && s.loop.serve(l, rc) {
+		if s.loop != nil && fc.tls == nil && s.loop.serve(l, rc) {
 			return
 		}
 		l.serveRaw(rc)

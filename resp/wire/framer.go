@@ -70,11 +70,9 @@ type Framer struct {
 	// ErrQueryBufferLimit, returned once the requests before it were.
 	stop error
 
-	// Raw mode (rawread.go): rawFD is the descriptor read from, -1 for
-	// none (conn is read); drained: the last read came back short;
-	// skipped: the last wait for the socket came without a read.
-	rawFD            int
-	drained, skipped bool
+	// Raw mode (rawread.go): reading a socket's descriptor, when its fd
+	// is not -1 (else conn is read).
+	rawState
 
 	// Background read-ahead while blocked.
 	mu      sync.Mutex
@@ -124,7 +122,7 @@ const (
 )
 
 // NewFramer returns a Framer reading requests from c.
-func NewFramer(c net.Conn) *Framer { return &Framer{conn: c, rawFD: -1} }
+func NewFramer(c net.Conn) *Framer { return &Framer{conn: c, rawState: rawState{fd: -1}} }
 
 // ReadBatch returns the complete requests received, reading from the
 // connection when none is buffered; before such a read it calls flush
@@ -202,8 +200,9 @@ func (f *Framer) countIn(n int) {
 
 // fill reads once from the connection, first moving the request being
 // parsed to the start of the buffer (no request is returned: nothing
-// points into it). In raw mode it may instead report that the socket is
-// to be waited for first (wait).
+// points into it). In raw mode, or reading a TLS session over a
+// RawSocket in raw mode, it may instead report that the socket is to be
+// waited for first (wait).
 func (f *Framer) fill() (wait bool) {
 	rest := copy(f.in, f.in[f.req:])
 	f.in, f.pos, f.req = f.in[:rest], f.pos-f.req, 0
@@ -223,10 +222,14 @@ func (f *Framer) fill() (wait bool) {
 	}
 	var n int
 	var err error
-	if f.rawFD >= 0 {
-		n, wait, err = f.rawRead(f.in[len(f.in):cap(f.in)])
+	if f.fd >= 0 {
+		n, wait, err = f.readRaw(f.in[len(f.in):cap(f.in)])
 	} else {
 		n, err = f.conn.Read(f.in[len(f.in):cap(f.in)])
+		if err != nil && errors.Is(err, ErrWouldBlock) {
+			// A RawSocket under the connection (a TLS session) in raw mode.
+			wait, err = n == 0, nil
+		}
 	}
 	f.in = f.in[:len(f.in)+n]
 	f.countIn(n)

@@ -57,7 +57,7 @@ func TestRawReadWaitsAfterShortRead(t *testing.T) {
 		t.Fatalf("at the end: %v", err)
 	}
 	f.EndRaw()
-	if f.rawFD != -1 || f.drained {
+	if f.fd != -1 || f.drained {
 		t.Fatal("EndRaw kept raw state")
 	}
 }
@@ -100,8 +100,120 @@ func frameRaw(t *testing.T, input string, n int) string {
 	defer syscall.Close(fds[1])
 	f := NewFramer(nil)
 	f.BeginRaw(fds[0])
-	limit, waits := 2*len(input)+4, 0
-	out, err := collect(func() ([][][]byte, error) {
+	out, err := collectWaiting(t, f, 2*len(input)+4, func() {
+		if input == "" {
+			syscall.Shutdown(fds[1], syscall.SHUT_WR)
+			return
+		}
+		k := min(n, len(input))
+		if _, err := syscall.Write(fds[1], []byte(input[:k])); err != nil {
+			t.Fatal(err)
+		}
+		input = input[k:]
+	})
+	if err != nil && err != io.EOF {
+		t.Fatalf("ReadBatch: %v", err)
+	}
+	return out
+}
+
+// A client whose next request is there whenever the Framer reads again
+// (one sharing the server's CPU) is read without waits once a probe found
+// it so; once reads after short reads find the socket empty, the Framer
+// waits first again.
+func TestRawReadGuessesReadFirst(t *testing.T) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fds[0])
+	defer syscall.Close(fds[1])
+	send := func() {
+		if _, err := syscall.Write(fds[1], []byte("PING\r\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := NewFramer(nil)
+	f.BeginRaw(fds[0])
+	send()
+	if _, err := f.ReadBatch(nil); err != nil {
+		t.Fatal(err)
+	}
+	// The next request is sent before each read: waits first, skipping
+	// the read, until the probe.
+	waits := 0
+	for range 2 * probeEvery {
+		send()
+		cmds, err := f.ReadBatch(nil)
+		if err == ErrWouldBlock {
+			if !f.WaitedUnread() {
+				t.Fatal("waited after a read, with a request to read")
+			}
+			waits++
+			cmds, err = f.ReadBatch(nil) // the wake-up
+		}
+		if err != nil || len(cmds) != 1 {
+			t.Fatalf("%q, %v", cmds, err)
+		}
+	}
+	if waits != probeEvery-1 {
+		t.Fatalf("waited %d times before reading first, want %d", waits, probeEvery-1)
+	}
+	// Nothing sent: each read after a short read finds nothing, and the
+	// score halves down to waiting first.
+	empty := 0
+	for {
+		if _, err := f.ReadBatch(nil); err != ErrWouldBlock {
+			t.Fatalf("nothing sent: %v", err)
+		}
+		if f.WaitedUnread() {
+			break
+		}
+		if empty++; empty > 8 {
+			t.Fatal("still reading first after reads that found nothing")
+		}
+		send()
+		if cmds, err := f.ReadBatch(nil); err != nil || len(cmds) != 1 {
+			t.Fatalf("after the wake-up: %q, %v", cmds, err)
+		}
+	}
+	if empty < 2 {
+		t.Fatalf("waited first after %d empty reads", empty)
+	}
+}
+
+func TestReadGuess(t *testing.T) {
+	var g readGuess
+	for i := 1; i < probeEvery; i++ {
+		if g.readFirst() {
+			t.Fatalf("read first at guess %d with a zero score", i)
+		}
+	}
+	if !g.readFirst() {
+		t.Fatalf("no probe after %d guesses", probeEvery)
+	}
+	for range 3 * maxScore {
+		g.found(true)
+	}
+	if g.score != maxScore {
+		t.Fatalf("score %d, want the bound %d", g.score, maxScore)
+	}
+	n := 0
+	for g.readFirst() {
+		g.found(false)
+		n++
+	}
+	if n != 5 { // 16, 8, 4, 2, 1
+		t.Fatalf("read first %d times after empty reads, want 5", n)
+	}
+}
+
+// collectWaiting is collect over f's batches in raw mode, calling feed
+// (to send more, or the end of the stream) whenever f would wait, at most
+// limit times.
+func collectWaiting(t *testing.T, f *Framer, limit int, feed func()) (string, error) {
+	waits := 0
+	return collect(func() ([][][]byte, error) {
 		for {
 			cmds, err := f.ReadBatch(nil)
 			if err != ErrWouldBlock {
@@ -110,19 +222,7 @@ func frameRaw(t *testing.T, input string, n int) string {
 			if waits++; waits > limit {
 				t.Fatal("still waiting after every byte was sent")
 			}
-			if input == "" {
-				syscall.Shutdown(fds[1], syscall.SHUT_WR)
-				continue
-			}
-			k := min(n, len(input))
-			if _, err := syscall.Write(fds[1], []byte(input[:k])); err != nil {
-				t.Fatal(err)
-			}
-			input = input[k:]
+			feed()
 		}
 	})
-	if err != nil && err != io.EOF {
-		t.Fatalf("ReadBatch: %v", err)
-	}
-	return out
 }
