@@ -26,6 +26,9 @@ type RawSocket struct {
 // NewRawSocket wraps the socket c, read through c until BeginRaw.
 func NewRawSocket(c net.Conn) *RawSocket { return &RawSocket{Conn: c, rawState: rawState{fd: -1}} }
 
+// NetConn returns the socket.
+func (s *RawSocket) NetConn() net.Conn { return s.Conn }
+
 // Read reads the socket; in raw mode it reports ErrWouldBlock where the
 // socket is to be waited for.
 func (s *RawSocket) Read(p []byte) (int, error) {
