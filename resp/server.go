@@ -358,6 +358,10 @@ func (s *Server) accept(conn redcon.Conn) bool {
 	fc.fr.Unauth = c.authRequired
 	fc.fr.Limit, fc.fr.OverLimit = &s.qbufLimit, c.queryBufferExceeded
 	fc.fr.NetIn = &s.stats.netIn
+	fc.fr.Clients = &s.limit.n
+	if fc.sock != nil {
+		fc.sock.Clients = &s.limit.n
+	}
 	conn.SetContext(c)
 	if fc.tls != nil {
 		fc.ready = func() { s.register(c) }

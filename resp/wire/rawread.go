@@ -1,6 +1,9 @@
 package wire
 
-import "errors"
+import (
+	"errors"
+	"sync/atomic"
+)
 
 // Reading from the socket's descriptor.
 //
@@ -21,7 +24,8 @@ import "errors"
 // Whether to wait first or read first after a short read is a guess
 // (readGuess, rawguess.go): a client that shares a CPU with the server
 // has often sent its next request by then, and a read finds it without a
-// wait.
+// wait. Only a server's one client connection guesses: reading first
+// keeps the others waiting.
 //
 // What such a wait cannot see is an end of stream that arrived together
 // with the last request: the poller reported both at once, and the short
@@ -43,6 +47,18 @@ type rawState struct {
 	// socket came without a read.
 	drained, sure, skipped bool
 	guess                  readGuess
+	// Clients counts the server's open client connections: a connection
+	// reads first after a short read (readGuess) only while it is the
+	// only one (nil: always may).
+	Clients *atomic.Int64
+}
+
+// readFirst reports whether to read before waiting, after a short read.
+func (r *rawState) readFirst() bool {
+	if r.Clients != nil && r.Clients.Load() > 1 {
+		return false
+	}
+	return r.guess.readFirst()
 }
 
 // BeginRaw reads the descriptor fd, a non-blocking socket, until EndRaw:
@@ -76,7 +92,7 @@ func (r *rawState) readRaw(p []byte) (n int, wait bool, err error) {
 	guessed := r.drained
 	if r.drained {
 		r.drained = false
-		if r.sure || !r.guess.readFirst() {
+		if r.sure || !r.readFirst() {
 			r.skipped = true
 			return 0, true, nil
 		}

@@ -4,6 +4,7 @@ package wire
 
 import (
 	"io"
+	"sync/atomic"
 	"syscall"
 	"testing"
 )
@@ -119,8 +120,9 @@ func frameRaw(t *testing.T, input string, n int) string {
 
 // A client whose next request is there whenever the Framer reads again
 // (one sharing the server's CPU) is read without waits once a probe found
-// it so; once reads after short reads find the socket empty, the Framer
-// waits first again.
+// it so, but for one wait every maxRun+1 requests; once reads after short
+// reads find the socket empty, the Framer waits first again. With
+// another client connection open it always waits first.
 func TestRawReadGuessesReadFirst(t *testing.T) {
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK, 0)
 	if err != nil {
@@ -133,32 +135,52 @@ func TestRawReadGuessesReadFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var clients atomic.Int64
+	clients.Store(1)
 	f := NewFramer(nil)
+	f.Clients = &clients
 	f.BeginRaw(fds[0])
 	send()
 	if _, err := f.ReadBatch(nil); err != nil {
 		t.Fatal(err)
 	}
-	// The next request is sent before each read: waits first, skipping
-	// the read, until the probe.
-	waits := 0
-	for range 2 * probeEvery {
-		send()
-		cmds, err := f.ReadBatch(nil)
-		if err == ErrWouldBlock {
-			if !f.WaitedUnread() {
-				t.Fatal("waited after a read, with a request to read")
+	// rounds sends the next request before each read, n times, and
+	// returns the waits (each skipping a read) in order.
+	rounds := func(n int) (waits []bool) {
+		for range n {
+			send()
+			cmds, err := f.ReadBatch(nil)
+			waited := err == ErrWouldBlock
+			if waited {
+				if !f.WaitedUnread() {
+					t.Fatal("waited after a read, with a request to read")
+				}
+				cmds, err = f.ReadBatch(nil) // the wake-up
 			}
-			waits++
-			cmds, err = f.ReadBatch(nil) // the wake-up
+			if err != nil || len(cmds) != 1 {
+				t.Fatalf("%q, %v", cmds, err)
+			}
+			waits = append(waits, waited)
 		}
-		if err != nil || len(cmds) != 1 {
-			t.Fatalf("%q, %v", cmds, err)
+		return waits
+	}
+	// Waits first until the probe, then reads first maxRun times in a
+	// row between waits.
+	w := rounds(probeEvery + 3*(maxRun+1))
+	for i, waited := range w {
+		want := i < probeEvery-1 || (i >= probeEvery && (i-probeEvery)%(maxRun+1) == maxRun)
+		if waited != want {
+			t.Fatalf("round %d: waited %v, want %v (waits %v)", i, waited, want, w)
 		}
 	}
-	if waits != probeEvery-1 {
-		t.Fatalf("waited %d times before reading first, want %d", waits, probeEvery-1)
+	// Another client connection: waits first every time.
+	clients.Store(2)
+	for i, waited := range rounds(2 * (maxRun + 1)) {
+		if !waited {
+			t.Fatalf("round %d with two clients: read first", i)
+		}
 	}
+	clients.Store(1)
 	// Nothing sent: each read after a short read finds nothing, and the
 	// score halves down to waiting first.
 	empty := 0
@@ -197,6 +219,12 @@ func TestReadGuess(t *testing.T) {
 	}
 	if g.score != maxScore {
 		t.Fatalf("score %d, want the bound %d", g.score, maxScore)
+	}
+	for i := 1; i <= 3*(maxRun+1); i++ {
+		if first := g.readFirst(); first != (i%(maxRun+1) != 0) {
+			t.Fatalf("guess %d in a run of reads that found data: read first %v", i, first)
+		}
+		g.found(true)
 	}
 	n := 0
 	for g.readFirst() {
