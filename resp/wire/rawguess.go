@@ -46,8 +46,9 @@ const (
 	// maxScore bounds the score: a connection that read first for long
 	// waits first again after a few empty reads in a row.
 	maxScore = 16
-	// maxRun bounds the reads first in a row: the other connections'
-	// turn comes at least once every maxRun requests of this one.
+	// maxRun bounds the reads first in a row: the network is polled for
+	// the server's other goroutines at least once every maxRun+1
+	// requests of the one client connection.
 	maxRun = 8
 )
 

@@ -13,17 +13,8 @@ import (
 // second read; a read that found nothing is followed by a wait too, and
 // then by a read.
 func TestRawReadWaitsAfterShortRead(t *testing.T) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(fds[0])
-	defer syscall.Close(fds[1])
-	send := func(s string) {
-		if _, err := syscall.Write(fds[1], []byte(s)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fds := socketPair(t)
+	send := func(s string) { sendTo(t, fds[1], s) }
 	f := NewFramer(nil)
 	f.BeginRaw(fds[0])
 	send("PING\r\n*2\r\n$4\r\nECHO\r\n$1\r\nx\r\n")
@@ -93,12 +84,7 @@ func FuzzRawFramer(f *testing.F) {
 // sending the next chunk of n bytes (or the end of the stream) whenever
 // the Framer would wait, and returns what frame returns.
 func frameRaw(t *testing.T, input string, n int) string {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(fds[0])
-	defer syscall.Close(fds[1])
+	fds := socketPair(t)
 	f := NewFramer(nil)
 	f.BeginRaw(fds[0])
 	out, err := collectWaiting(t, f, 2*len(input)+4, func() {
@@ -107,9 +93,7 @@ func frameRaw(t *testing.T, input string, n int) string {
 			return
 		}
 		k := min(n, len(input))
-		if _, err := syscall.Write(fds[1], []byte(input[:k])); err != nil {
-			t.Fatal(err)
-		}
+		sendTo(t, fds[1], input[:k])
 		input = input[k:]
 	})
 	if err != nil && err != io.EOF {
@@ -124,17 +108,8 @@ func frameRaw(t *testing.T, input string, n int) string {
 // reads find the socket empty, the Framer waits first again. With
 // another client connection open it always waits first.
 func TestRawReadGuessesReadFirst(t *testing.T) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Close(fds[0])
-	defer syscall.Close(fds[1])
-	send := func() {
-		if _, err := syscall.Write(fds[1], []byte("PING\r\n")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	fds := socketPair(t)
+	send := func() { sendTo(t, fds[1], "PING\r\n") }
 	var clients atomic.Int64
 	clients.Store(1)
 	f := NewFramer(nil)
@@ -253,4 +228,24 @@ func collectWaiting(t *testing.T, f *Framer, limit int, feed func()) (string, er
 			feed()
 		}
 	})
+}
+
+// socketPair returns a connected pair of non-blocking Unix stream
+// sockets, closed when the test ends.
+func socketPair(t *testing.T) [2]int {
+	t.Helper()
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fds[0]); syscall.Close(fds[1]) })
+	return [2]int(fds)
+}
+
+// sendTo writes s to the socket fd.
+func sendTo(t *testing.T, fd int, s string) {
+	t.Helper()
+	if _, err := syscall.Write(fd, []byte(s)); err != nil {
+		t.Fatal(err)
+	}
 }
