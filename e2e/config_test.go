@@ -29,20 +29,37 @@ func TestConfigSetMatchesRedis(t *testing.T) {
 		"1b", "0b", "kb", "1k", "1kb", "1K", "1KB", "1m", "1mb", "1Mb", "1g", "1gb", "1GB", "100mb", "512mb",
 		"2147483647", "2147483648", "-2147483649", "4294967296", "9223372036854775807", "9223372036854775808",
 		"-9223372036854775808", "-9223372036854775809", "18446744073709551615", "18446744073709551616",
-		"99999999999999999999", "99999999999999999999gb", "17179869184gb", strings.Repeat("9", 130)}
+		"99999999999999999999", "99999999999999999999gb", "17179869184gb", strings.Repeat("9", 130),
+		"1024gb", "1048575gb", "1048576gb", "1152921504606846975"}
 	for name, def := range params {
 		for _, v := range values {
-			if name == "maxmemory" && v != "" && !strings.HasPrefix(v, "-") && len(v) > 18 {
-				continue // past int64: goblind keeps the largest int64 (docs/compatibility.md)
-			}
 			for _, argv := range [][]string{{"CONFIG", "SET", name, v}, {"CONFIG", "GET", name}} {
 				want, got := rc.Do(argv...), gc.Do(argv...)
 				if !bytes.Equal(want, got) {
 					t.Errorf("%q:\nredis:  %q\ngoblin: %q", argv, want, got)
 				}
 			}
+			if name == "maxmemory" {
+				// INFO prints it signed, and in Redis's units.
+				for _, field := range []string{"maxmemory", "maxmemory_human"} {
+					want, got := infoValue(rc.Do("INFO", "memory"), field), infoValue(gc.Do("INFO", "memory"), field)
+					if want == "" || want != got {
+						t.Errorf("INFO %s after CONFIG SET maxmemory %q: redis %q, goblin %q", field, v, want, got)
+					}
+				}
+			}
 			rc.Do("CONFIG", "SET", name, def)
 			gc.Do("CONFIG", "SET", name, def)
 		}
 	}
+}
+
+// infoValue is field's value in an INFO reply ("" when absent).
+func infoValue(reply []byte, field string) string {
+	for _, line := range strings.Split(string(reply), "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	return ""
 }

@@ -26,7 +26,7 @@ type Node interface {
 	Status() node.Status
 	Metrics() node.Metrics
 	View(fn func(ks *keyspace.Keyspace, now int64))
-	MaxMemory() int64
+	MaxMemory() uint64
 }
 
 var (

@@ -51,7 +51,7 @@ import (
 
 // memoryLimit is a node's maxmemory state.
 type memoryLimit struct {
-	max atomic.Int64 // bytes; 0: no limit
+	max atomic.Uint64 // bytes; 0: no limit
 	// used caches the last reading of the heap, taken at readAt (ns since
 	// memClock).
 	used   atomic.Int64
@@ -71,19 +71,17 @@ const (
 	memCollectGap = time.Second
 )
 
-// SetMaxMemory sets maxmemory in bytes (0: none). Unless the environment
-// sets GOMEMLIMIT, the collector's soft limit follows it.
-func (n *Node) SetMaxMemory(bytes int64) {
-	if bytes < 0 {
-		bytes = 0
-	}
+// SetMaxMemory sets maxmemory in bytes (0: none), any 64-bit value as
+// Redis takes. Unless the environment sets GOMEMLIMIT, the collector's
+// soft limit follows it (capped at the largest the runtime takes).
+func (n *Node) SetMaxMemory(bytes uint64) {
 	n.mem.max.Store(bytes)
 	n.mem.readAt.Store(math.MinInt64 / 2) // the next check reads afresh
 	if _, ok := os.LookupEnv("GOMEMLIMIT"); !ok {
 		if bytes == 0 {
 			debug.SetMemoryLimit(math.MaxInt64)
 		} else {
-			debug.SetMemoryLimit(bytes)
+			debug.SetMemoryLimit(int64(min(bytes, math.MaxInt64)))
 		}
 	}
 }
@@ -94,7 +92,7 @@ func (n *Node) SetMaxMemory(bytes int64) {
 func (n *Node) OverMaxMemory() bool { return n.mem.overLimit() }
 
 // MaxMemory returns maxmemory in bytes (0: none).
-func (n *Node) MaxMemory() int64 { return n.mem.max.Load() }
+func (n *Node) MaxMemory() uint64 { return n.mem.max.Load() }
 
 // UsedMemory returns the bytes of the Go heap in use (INFO used_memory).
 func UsedMemory() int64 {
@@ -118,7 +116,7 @@ func (m *memoryLimit) overLimit() bool {
 		m.used.Store(UsedMemory())
 		m.readAt.Store(now)
 	}
-	return m.used.Load() > limit
+	return uint64(max(m.used.Load(), 0)) > limit
 }
 
 // collect starts a garbage collection in the background, unless one

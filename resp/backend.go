@@ -54,7 +54,7 @@ type ClusterBackend interface {
 // a transaction here. A backend without it reports maxmemory 0 and
 // refuses to set one.
 type MemoryBackend interface {
-	MaxMemory() int64
-	SetMaxMemory(bytes int64)
+	MaxMemory() uint64
+	SetMaxMemory(bytes uint64)
 	OverMaxMemory() bool
 }

@@ -291,7 +291,7 @@ func (s *Server) params() map[string]param {
 
 func getMaxMemory(s *Server) string {
 	if mb := s.mem; mb != nil {
-		return strconv.FormatInt(mb.MaxMemory(), 10)
+		return strconv.FormatUint(mb.MaxMemory(), 10)
 	}
 	return "0"
 }
@@ -303,13 +303,12 @@ func (s *Server) memorySetter() func(*Server, string) error {
 		return nil
 	}
 	return func(s *Server, v string) error {
-		// Redis takes any 64-bit value; past int64 is more than any
-		// machine holds, so it is kept as the largest int64.
+		// Any 64-bit value, as Redis takes.
 		u, ok := memtoull(v)
 		if !ok {
 			return errors.New("argument must be a memory value")
 		}
-		s.mem.SetMaxMemory(int64(min(u, math.MaxInt64)))
+		s.mem.SetMaxMemory(u)
 		return nil
 	}
 }

@@ -133,12 +133,13 @@ func infoMemory(s *Server, b *strings.Builder) {
 	kv(b, "used_memory_dataset", dataset)
 	kv(b, "used_memory_dataset_keys", keys)
 	kv(b, "used_memory_sys", ms.Sys)
-	var maxmemory int64
+	var maxmemory uint64
 	if mb := s.mem; mb != nil {
 		maxmemory = mb.MaxMemory()
 	}
-	kv(b, "maxmemory", maxmemory)
-	kv(b, "maxmemory_human", human(uint64(maxmemory)))
+	// Redis prints maxmemory signed: past 2^63-1 it reads negative.
+	kv(b, "maxmemory", int64(maxmemory))
+	kv(b, "maxmemory_human", human(maxmemory))
 	kv(b, "maxmemory_policy", "noeviction")
 	if ms.HeapAlloc > 0 {
 		kv(b, "mem_fragmentation_ratio", fmt.Sprintf("%.2f", float64(res)/float64(ms.HeapAlloc)))
@@ -146,8 +147,16 @@ func infoMemory(s *Server, b *strings.Builder) {
 	kv(b, "mem_allocator", "go")
 }
 
+// human is Redis's bytesToHuman: two decimals of the largest binary unit
+// up to P, and plain bytes from 1024 P on.
 func human(n uint64) string {
 	switch {
+	case n >= 1<<60:
+		return fmt.Sprintf("%dB", n)
+	case n >= 1<<50:
+		return fmt.Sprintf("%.2fP", float64(n)/(1<<50))
+	case n >= 1<<40:
+		return fmt.Sprintf("%.2fT", float64(n)/(1<<40))
 	case n >= 1<<30:
 		return fmt.Sprintf("%.2fG", float64(n)/(1<<30))
 	case n >= 1<<20:

@@ -349,7 +349,7 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	n.SetMaxMemory(int64(o.limits.maxMemory))
+	n.SetMaxMemory(uint64(o.limits.maxMemory))
 	srv := resp.NewServer(ctls.config(resp.Config{
 		Addr:        o.addr,
 		UnixSocket:  o.unixSocket,
