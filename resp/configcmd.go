@@ -165,6 +165,17 @@ var memoryUnits = map[string]uint64{"": 1, "b": 1, "k": 1000, "kb": 1024, "m": 1
 // ParseMemory reads a memory value as a flag: digits and an optional unit
 // (b, k, kb, m, mb, g, gb, any case); values past int64 are refused.
 func ParseMemory(v string) (int64, bool) {
+	n, ok := ParseMemoryUint64(v)
+	if !ok || n > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(n), true
+}
+
+// ParseMemoryUint64 is ParseMemory up to 2^64-1, the range of Redis's
+// maxmemory; a value past it is refused (where CONFIG SET, as Redis,
+// takes the largest or wraps the unit's product around).
+func ParseMemoryUint64(v string) (uint64, bool) {
 	digits, mul, ok := splitMemory(v)
 	if !ok {
 		return 0, false
@@ -176,10 +187,10 @@ func ParseMemory(v string) (int64, bool) {
 			return 0, false
 		}
 	}
-	if n > math.MaxInt64/mul {
+	if n > math.MaxUint64/mul {
 		return 0, false
 	}
-	return int64(n * mul), true
+	return n * mul, true
 }
 
 const sizeMax = math.MaxInt64 // Redis's size_t configs allow 0..LONG_MAX

@@ -174,6 +174,25 @@ func TestLogLevelFlag(t *testing.T) {
 	}
 }
 
+// --maxmemory takes Redis's range, 0 to 2^64-1, in bytes or Redis's
+// units; past it, or a unit Redis lacks, is refused with what it takes.
+func TestMaxMemoryFlag(t *testing.T) {
+	for v, want := range map[string]uint64{"0": 0, "": 0, "100mb": 100 << 20, "2GB": 2 << 30,
+		"9223372036854775808": 1 << 63, "18446744073709551615": 1<<64 - 1, "17179869183gb": 17179869183 << 30} {
+		o, err := parseFlags([]string{"--maxmemory", v})
+		if err != nil {
+			t.Errorf("--maxmemory %q: %v", v, err)
+		} else if uint64(o.limits.maxMemory) != want {
+			t.Errorf("--maxmemory %q: %d, want %d", v, o.limits.maxMemory, want)
+		}
+	}
+	for _, v := range []string{"18446744073709551616", "17179869184gb", "-1", "1tb", "1.5gb"} {
+		if _, err := parseFlags([]string{"--maxmemory", v}); err == nil || !strings.Contains(err.Error(), "not a memory value up to 18446744073709551615 bytes") {
+			t.Errorf("--maxmemory %q: %v", v, err)
+		}
+	}
+}
+
 // A metrics endpoint off loopback needs client TLS (it is then served
 // over HTTPS) or --metrics-allow-remote; the flags alone decide.
 func TestMetricsAddrFlag(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 // Redis's settings of the same names (docs/operations.md, "Limits").
 type limitOptions struct {
 	maxClients       int64
-	maxMemory        memoryValue
+	maxMemory        maxMemoryValue
 	queryBufferLimit memoryValue
 	outputBuffer     string
 }
@@ -51,5 +51,20 @@ func (m *memoryValue) Set(v string) error {
 		return fmt.Errorf("%q is not a memory value (bytes, or a number with b, k, kb, m, mb, g or gb)", v)
 	}
 	*m = memoryValue(n)
+	return nil
+}
+
+// maxMemoryValue is --maxmemory: a memoryValue up to 2^64-1, as Redis's
+// maxmemory takes.
+type maxMemoryValue uint64
+
+func (m *maxMemoryValue) String() string { return strconv.FormatUint(uint64(*m), 10) }
+
+func (m *maxMemoryValue) Set(v string) error {
+	n, ok := resp.ParseMemoryUint64(v)
+	if !ok {
+		return fmt.Errorf("%q is not a memory value up to 18446744073709551615 bytes (bytes, or a number with b, k, kb, m, mb, g or gb)", v)
+	}
+	*m = maxMemoryValue(n)
 	return nil
 }
