@@ -55,6 +55,10 @@ machine_info() {
 	echo "go: $(go version | cut -d' ' -f3-)"
 	echo "redis-server: $(redis-server --version)"
 	echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+	# Servers started from this script share its session's scheduling group
+	# with the clients where autogroup is on (docs/benchmarks.md, "Where the
+	# servers run").
+	echo "sched_autogroup_enabled: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo absent)"
 }
 
 # workdir NAME: sets WORK to a new temporary directory, removed when the
