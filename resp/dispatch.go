@@ -14,14 +14,16 @@ import (
 // runBatch executes a batch of requests (those that arrived together), in
 // order.
 func (c *client) runBatch(cmds [][][]byte) {
-	c.startBatch(cmds)
+	c.startBatch(cmds, false)
 	c.endBatch()
 }
 
 // startBatch runs a batch's commands; the writes among the last of them
-// may still be gathered or in flight (endBatch waits for them).
-func (c *client) startBatch(cmds [][][]byte) {
-	c.barrier = false
+// may still be gathered or in flight (endBatch waits for them). covered:
+// a read barrier taken after the batch arrived has passed (the event
+// loop's), so its reads need none of their own.
+func (c *client) startBatch(cmds [][][]byte, covered bool) {
+	c.barrier = covered
 	c.batchStart, c.lastTick = time.Now(), 0
 	c.lastTime.Store(c.batchStart.UnixMilli())
 	for _, argv := range cmds {

@@ -3,6 +3,7 @@
 package resp
 
 import (
+	"context"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,13 @@ import (
 // (a blocking pop, WAIT), when the connection is no longer plain (inside
 // MULTI, a MONITOR), or when the socket did not take a reply at once.
 // Nothing in the loop waits.
+//
+// Linearizable reads that need a read barrier (on a follower, the
+// leader's read index) stay in the loop too: their connections wait,
+// unread, for one barrier the loop takes for all of them, on a goroutine
+// of its own, and run their reads when it has passed. The reads that
+// arrive while it is under way share the next, as the connections'
+// goroutines would share the node's rounds, without waking one of them.
 //
 // A connection's descriptor is in the epoll set, keyed by its number;
 // every read and write goes through the net.Conn's RawConn, which keeps
@@ -78,9 +86,13 @@ type evLoop struct {
 	turn     int // loopTurn
 	timer    *time.Timer
 	together func(func())
-	conns    map[int32]*loopConn
-	events   []syscall.EpollEvent
-	ended    bool
+	// The connections whose reads wait for a read barrier: barrierNext
+	// for the next one, barrierOn for the one under way (barrierBusy).
+	barrierNext, barrierOn []*loopConn
+	barrierBusy            bool
+	conns                  map[int32]*loopConn
+	events                 []syscall.EpollEvent
+	ended                  bool
 }
 
 // loopConn is a connection the loop serves.
@@ -92,8 +104,9 @@ type loopConn struct {
 	back chan loopVerdict
 	// pending: its goroutine waits for its writes; fresh: epoll reported data
 	// or an end since its socket was last read; hup: the peer closed (or
-	// the socket failed).
-	pending, fresh, hup bool
+	// the socket failed); barrier: its batch waits for a read barrier;
+	// covered: one taken after the batch arrived has passed.
+	pending, fresh, hup, barrier, covered bool
 }
 
 // loopVerdict is why the loop lets a connection go.
@@ -109,15 +122,17 @@ const (
 type loopMsgKind uint8
 
 const (
-	msgAdd  loopMsgKind = iota // a new connection
-	msgDone                    // lc's writes are answered
-	msgKill                    // killed (CLIENT KILL, a deleted user) or closed
-	msgStop                    // the server closes
+	msgAdd     loopMsgKind = iota // a new connection
+	msgDone                       // lc's writes are answered
+	msgKill                       // killed (CLIENT KILL, a deleted user) or closed
+	msgStop                       // the server closes
+	msgBarrier                    // the read barrier under way passed, or failed (err)
 )
 
 type loopMsg struct {
 	lc   *loopConn
 	kind loopMsgKind
+	err  error
 }
 
 // loopTurn bounds the batches a connection runs in a row while others
@@ -364,7 +379,47 @@ func (e *evLoop) round(epfd int) (served int) {
 		}
 		served += e.takePosted()
 	})
+	e.startBarrier()
 	return served
+}
+
+// startBarrier takes a read barrier for the connections waiting for the
+// next one, unless one is under way: on a goroutine of its own, which
+// posts the outcome.
+func (e *evLoop) startBarrier() {
+	if e.barrierBusy || len(e.barrierNext) == 0 || e.stop {
+		return
+	}
+	e.barrierBusy = true
+	e.barrierOn, e.barrierNext = e.barrierNext, e.barrierOn[:0]
+	go func() {
+		err := e.s.backend.ReadBarrier(context.Background(), false)
+		e.post(loopMsg{kind: msgBarrier, err: err})
+	}()
+}
+
+// barrierPassed runs the reads that waited for the barrier that ended,
+// or, if it failed, lends them to their goroutines, which take their own
+// (and reply with its error if that fails too).
+func (e *evLoop) barrierPassed(err error) {
+	e.barrierBusy = false
+	on := e.barrierOn
+	for i, lc := range on {
+		on[i] = nil
+		lc.barrier = false
+		if e.conns[int32(lc.fd)] != lc {
+			continue // ended meanwhile
+		}
+		if err != nil {
+			lc.l.fc.fr.EndRaw()
+			e.lent.Add(1)
+			e.let(lc, verdictOne)
+			continue
+		}
+		lc.covered = true
+		e.serveConn(lc)
+	}
+	e.barrierOn = on[:0]
 }
 
 // closed reports whether rc's descriptor is closed.
@@ -440,6 +495,8 @@ func (e *evLoop) takePosted() int {
 			if e.conns[int32(lc.fd)] == lc && !lc.pending {
 				e.let(lc, verdictEnd)
 			}
+		case msgBarrier:
+			e.barrierPassed(m.err)
 		case msgStop:
 			e.stop = true
 			for _, lc := range e.conns {
@@ -470,6 +527,7 @@ type loopOutcome uint8
 const (
 	loopIdle    loopOutcome = iota // it waits for data
 	loopPending                    // its goroutine waits for its writes
+	loopBarrier                    // its reads wait for a read barrier
 	loopHandOff                    // its goroutine serves it from now on
 	loopLend                       // its goroutine runs its batch
 	loopYield                      // it had its turn, with requests left
@@ -479,7 +537,7 @@ const (
 // serveConn runs lc's batches until it has to wait for its socket or
 // for its writes, or leaves the loop.
 func (e *evLoop) serveConn(lc *loopConn) {
-	if lc.pending {
+	if lc.pending || lc.barrier {
 		return
 	}
 	out := loopEnd
@@ -495,6 +553,9 @@ func (e *evLoop) serveConn(lc *loopConn) {
 		lc.pending = true
 		e.inFlight++
 		lc.back <- verdictWait
+	case loopBarrier:
+		lc.barrier = true
+		e.barrierNext = append(e.barrierNext, lc)
 	case loopHandOff:
 		lc.l.fc.fr.EndRaw()
 		e.handOffs.Add(1)
@@ -553,17 +614,24 @@ func (e *evLoop) runConn(lc *loopConn, fd int) loopOutcome {
 			c.qbufFree.Store(int64(free))
 			l.cmds, l.have = cmds, true
 		}
-		if !e.s.loopable(c, l.cmds) {
+		covered := lc.covered
+		lc.covered = false
+		switch e.s.loopable(c, l.cmds) {
+		case fitNo:
 			if mayWaitForData(l.cmds) || !plainClient(c) {
 				return loopHandOff
 			}
 			return loopLend
+		case fitBarrier:
+			if !covered {
+				return loopBarrier
+			}
 		}
 		if !l.begin() {
 			return loopEnd
 		}
 		e.batches.Add(1)
-		c.startBatch(l.cmds)
+		c.startBatch(l.cmds, covered)
 		c.endView()
 		c.proposeGathered()
 		if len(c.pending) > 0 {

@@ -3,6 +3,7 @@
 package resp
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -308,5 +309,82 @@ func TestEventLoopTurns(t *testing.T) {
 	}
 	if s.loop.yields.Load() == 0 {
 		t.Fatalf("a pipeline of %d reads never yielded its turn (%d hand-offs)", n, s.loop.handOffs.Load())
+	}
+}
+
+// setBarrier has fb's linearizable reads need a read barrier, held until
+// the channel returned is closed.
+func setBarrier(fb *fakeBackend) chan struct{} {
+	fb.mu.Lock()
+	defer fb.mu.Unlock()
+	fb.barrierReads = true
+	fb.barrierHold = make(chan struct{})
+	return fb.barrierHold
+}
+
+func (f *fakeBackend) barrierCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.barriers
+}
+
+// Linearizable reads that need a read barrier (a follower's) stay in the
+// loop: none is answered before a barrier taken after it arrived has
+// passed, the reads of many connections share barriers, and none is lent
+// to its connection's goroutine.
+func TestEventLoopReadsShareABarrier(t *testing.T) {
+	s, fb := loopServer(t)
+	setup := dial(t, s)
+	setup.do("ZADD", "k", "1", "a", "2", "b")
+	hold := setBarrier(fb)
+	const n = 8
+	cs := make([]*conn, n)
+	for i := range cs {
+		cs[i] = dial(t, s)
+		cs[i].send(encode("ZSCORE", "k", []string{"a", "b"}[i%2]))
+	}
+	// The first barrier is held: no reply may come.
+	for fb.barrierCount() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	cs[0].c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if b, err := cs[0].rd.ReadByte(); err == nil {
+		t.Fatalf("a reply (%q...) before the read barrier passed", b)
+	}
+	close(hold)
+	for i, c := range cs {
+		want := []string{"$1\r\n1\r\n", "$1\r\n2\r\n"}[i%2]
+		if got := c.read(); got != want {
+			t.Fatalf("connection %d: ZSCORE %q, want %q", i, got, want)
+		}
+	}
+	// The reads that arrived while the first barrier was held shared the
+	// second; a pipeline's batch takes one more.
+	if b := fb.barrierCount(); b > 2 {
+		t.Fatalf("%d read barriers for %d connections' reads, want at most 2", b, n)
+	}
+	cs[0].send(append(encode("ZSCORE", "k", "a"), encode("ZCARD", "k")...))
+	if got := cs[0].read() + cs[0].read(); got != "$1\r\n1\r\n:2\r\n" {
+		t.Fatalf("pipelined reads: %q", got)
+	}
+	if l, h := s.loop.lent.Load(), s.loop.handOffs.Load(); l != 0 || h != 0 {
+		t.Fatalf("batches lent: %d, hand-offs: %d; want none", l, h)
+	}
+	// A barrier that fails: the batch goes to its goroutine, which takes
+	// its own and answers with the error.
+	fb.mu.Lock()
+	fb.err = errors.New("ERR no leader")
+	fb.mu.Unlock()
+	if got := cs[1].do("ZSCORE", "k", "a"); !strings.HasPrefix(got, "-") {
+		t.Fatalf("ZSCORE with the barrier failing: %q, want an error", got)
+	}
+	if l := s.loop.lent.Load(); l != 1 {
+		t.Fatalf("batches lent after a failed barrier: %d, want 1", l)
+	}
+	fb.mu.Lock()
+	fb.err = nil
+	fb.mu.Unlock()
+	if got := cs[1].do("ZSCORE", "k", "b"); got != "$1\r\n2\r\n" {
+		t.Fatalf("ZSCORE after the barrier recovered: %q", got)
 	}
 }

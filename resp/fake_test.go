@@ -32,6 +32,13 @@ type fakeBackend struct {
 	hold chan struct{}
 	// noLoop: writes are not run in the event loop (ProposesNow).
 	noLoop bool
+	// barrierReads: linearizable reads need a read barrier (ReadsNow
+	// reports false for them), as on a follower; barriers counts the
+	// ReadBarrier calls, which wait for barrierHold to be closed when it
+	// is set.
+	barrierReads bool
+	barriers     int
+	barrierHold  chan struct{}
 }
 
 func newFakeBackend() *fakeBackend {
@@ -78,10 +85,21 @@ func (f *fakeBackend) ProposeTogether(fn func()) { fn() }
 func (f *fakeBackend) ReadsNow(local bool) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return !f.noLoop && f.err == nil
+	return !f.noLoop && f.err == nil && (local || !f.barrierReads)
 }
 
 func (f *fakeBackend) ReadBarrier(ctx context.Context, local bool) error {
+	f.mu.Lock()
+	f.barriers++
+	hold := f.barrierHold
+	f.mu.Unlock()
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.err

@@ -27,6 +27,15 @@ type proposer interface {
 	ReadsNow(local bool) bool
 }
 
+// loopFit is whether the event loop runs a batch (loopable).
+type loopFit uint8
+
+const (
+	fitNo      loopFit = iota // the connection's goroutine runs it
+	fitNow                    // the loop runs it now
+	fitBarrier                // the loop runs it once a read barrier taken after it arrived has passed
+)
+
 // loopable reports whether c's batch cmds may run in the event loop
 // (evloop_linux.go): nothing in it can wait. A write waits for nothing
 // until the batch ends (its reply is written once applied), but whatever
@@ -37,13 +46,20 @@ type proposer interface {
 // plain connection (no transaction, no MONITOR, users settled, no CLIENT
 // PAUSE), while this node proposes to its own log (for writes) and reads
 // without waiting (for reads; its own writes applied here).
-func (s *Server) loopable(c *client, cmds [][][]byte) bool {
+//
+// A batch of linearizable reads alone that this node cannot serve without
+// a read barrier (on a follower, the leader's read index; on a leader,
+// its writes in flight applied) fits once a barrier taken after it
+// arrived has passed: the loop takes one for all such batches at once,
+// as the connections' goroutines would share one round, and runs them
+// when it returns, with none of their goroutines woken.
+func (s *Server) loopable(c *client, cmds [][][]byte) loopFit {
 	if c.multi != nil || c.monitoring.Load() || c.acl.early || s.pause.active.Load() {
-		return false
+		return fitNo
 	}
 	p, ok := s.backend.(proposer)
 	if !ok {
-		return false
+		return fitNo
 	}
 	size, writes, reads := 0, 0, 0
 	for _, argv := range cmds {
@@ -51,21 +67,21 @@ func (s *Server) loopable(c *client, cmds [][][]byte) bool {
 			continue
 		}
 		if size += argvBytes(argv); size > loopMaxBytes {
-			return false
+			return fitNo
 		}
 		spec := command.Find(argv[0])
 		if spec == nil || !spec.CheckArity(len(argv)) || spec.CheckSub(argv) != nil {
 			if writes > 0 {
-				return false
+				return fitNo
 			}
 			continue // refused, without waiting for anything
 		}
 		if spec.Flags&command.Blocking != 0 {
-			return false
+			return fitNo
 		}
 		if spec.Edge || spec.Flags&command.Write == 0 {
 			if writes > 0 || (spec.Edge && !loopEdge(spec.Name, argv)) {
-				return false
+				return fitNo
 			}
 			if !spec.Edge {
 				reads++
@@ -74,20 +90,28 @@ func (s *Server) loopable(c *client, cmds [][][]byte) bool {
 		}
 		if c.authRequired() || !c.acl.user.Unrestricted() {
 			// A refusal would wait for the writes before it.
-			return false
+			return fitNo
 		}
 		if writes > 0 && spec.Validate != nil && spec.Validate(argv) != nil {
-			return false
+			return fitNo
 		}
 		writes++
 	}
 	if writes > 0 && !p.ProposesNow() {
-		return false
+		return fitNo
 	}
-	if reads > 0 && (c.written > s.backend.AppliedIndex() || !p.ReadsNow(c.readonly)) {
-		return false
+	if reads > 0 {
+		if c.written > s.backend.AppliedIndex() {
+			return fitNo // its goroutine waits for its own writes first
+		}
+		if !p.ReadsNow(c.readonly) {
+			if writes > 0 || c.readonly {
+				return fitNo
+			}
+			return fitBarrier
+		}
 	}
-	return true
+	return fitNow
 }
 
 // plainClient reports whether c may go back to the event loop after a
