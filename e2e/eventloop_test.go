@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/goblindb/goblin/internal/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -84,5 +86,54 @@ func TestEventLoopServesClients(t *testing.T) {
 	}
 	if n, err := ctl.ClientKillByFilter(ctx, "SKIPME", "yes", "TYPE", "normal", "ID", fmt.Sprint(victim.ClientID(ctx).Val())).Result(); err != nil || n != 1 {
 		t.Fatalf("CLIENT KILL: %d, %v", n, err)
+	}
+}
+
+// On a 3-node cluster whose nodes serve clients from the event loop, a
+// follower's linearizable reads stay in its loop (one read barrier for
+// the reads that arrive together) and still see every write the leader
+// acknowledged before they were sent.
+func TestEventLoopFollowerReads(t *testing.T) {
+	rng := testutil.Rand(t, 3)
+	nodes := StartCluster(t, rng, ClusterOptions{Size: 3, Args: []string{"--procs", "1", "--event-loop", "on"}})
+	ctx := context.Background()
+	leader := WaitLeader(t, nodes, 30*time.Second)
+	follower := Followers(nodes, leader)[0]
+	const workers, rounds = 8, 100
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			wc := leader.Client(func(o *redis.Options) { o.PoolSize = 1 })
+			rc := follower.Client(func(o *redis.Options) { o.PoolSize = 1 })
+			key := fmt.Sprintf("w%d", w)
+			for r := range rounds {
+				if err := wc.ZIncrBy(ctx, key, 1, "m").Err(); err != nil {
+					errs <- fmt.Errorf("worker %d round %d: ZINCRBY on the leader: %v", w, r, err)
+					return
+				}
+				// Acknowledged by the leader: a read sent now on the
+				// follower must see it.
+				got, err := rc.ZScore(ctx, key, "m").Result()
+				if err != nil || got != float64(r+1) {
+					errs <- fmt.Errorf("worker %d round %d: ZSCORE on the follower %v, %v; want %d", w, r, got, err, r+1)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	fc := follower.Client()
+	if n := infoInt(t, fc, "stats", "goblin_event_loop_batches"); n < workers*rounds {
+		t.Errorf("the follower's event loop ran %d batches, want at least %d (its reads)", n, workers*rounds)
+	}
+	if n := infoInt(t, fc, "stats", "goblin_event_loop_handoffs"); n != 0 {
+		t.Errorf("the follower's event loop handed %d connections back for good, want 0", n)
 	}
 }
