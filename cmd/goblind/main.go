@@ -127,7 +127,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", 30*time.Second, "how often to check whether --snapshot-threshold entries have accumulated")
 	fs.StringVar(&o.pprofAddr, "pprof", "", "serve net/http/pprof on this address (off by default; never expose it)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
-	fs.StringVar(&o.eventLoop, "event-loop", "off", "on: serve plaintext clients from one event loop (epoll, Linux) while their requests run without waiting (plain reads and writes on a leader), instead of from a goroutine each; off; auto: on when one thread runs Go code (--procs 1, or --procs 0 with two CPUs or fewer)")
+	fs.StringVar(&o.eventLoop, "event-loop", "off", "on: serve plaintext clients from one event loop (epoll, Linux) while their requests run without waiting (plain reads and writes on a leader, linearizable reads on a follower), instead of from a goroutine each; off; auto: on when one thread runs Go code (--procs 1, or --procs 0 with two CPUs or fewer)")
 	fs.IntVar(&o.procs, "procs", 0, "threads running Go code at once (GOMAXPROCS); 0: one where the process may use two CPUs or fewer, else every CPU")
 	fs.IntVar(&o.gcPercent, "gogc", 0, fmt.Sprintf("heap growth between garbage collections, in percent (GOGC); 0: %d, or the GOGC environment variable when it is set", defaultGCPercent))
 	o.cluster.register(fs)
