@@ -22,7 +22,10 @@ import (
 // Once this node is leaving, memberlist's warnings are information: they
 // are about the peers stopping with it (a probe that went unanswered, a
 // peer reached over TCP whose UDP socket was already closed) and ask
-// nothing of an operator. Its errors stay errors.
+// nothing of an operator. So are its errors whose cause is a connection
+// refused: a peer whose gossip port is closed has stopped (a push/pull
+// with a node that stopped a moment before this one). Its other errors
+// stay errors.
 type gossipLog struct {
 	out io.Writer
 	// own: the beginnings of the refutations of this node's earlier self.
@@ -56,8 +59,16 @@ func (g *gossipLog) setAddr(addr string) {
 // of the line, or before the peer's address: "... from=10.0.0.2:7946").
 var memberlistClosed = []byte(": use of closed network connection")
 
-// memberlistWarn begins memberlist's warnings.
-var memberlistWarn = []byte("[WARN] memberlist: ")
+// memberlistWarn and memberlistErr begin memberlist's warnings and
+// errors.
+var (
+	memberlistWarn = []byte("[WARN] memberlist: ")
+	memberlistErr  = []byte("[ERR] memberlist: ")
+)
+
+// connRefused ends the error of a dial or a send to a port nothing
+// listens on.
+var connRefused = []byte(": connection refused")
 
 func (g *gossipLog) Write(p []byte) (int, error) {
 	for _, line := range *g.own.Load() {
@@ -67,6 +78,9 @@ func (g *gossipLog) Write(p []byte) (int, error) {
 	}
 	if g.leaving.Load() {
 		if i := bytes.Index(p, memberlistWarn); i >= 0 {
+			return g.relevel(p, i, "[INFO]")
+		}
+		if i := bytes.Index(p, memberlistErr); i >= 0 && bytes.Contains(p, connRefused) {
 			return g.relevel(p, i, "[INFO]")
 		}
 	}

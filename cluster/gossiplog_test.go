@@ -45,20 +45,25 @@ func TestGossipLogRefutations(t *testing.T) {
 }
 
 // Once the node is leaving, memberlist's warnings about its peers (which
-// are stopping with it) are information; its errors stay errors, and
-// before it leaves the same warning is a warning.
+// are stopping with it) are information, and so are its errors about a
+// peer that refused a connection (it stopped); its other errors stay
+// errors, and before it leaves the same lines keep their levels.
 func TestGossipLogWhileLeaving(t *testing.T) {
 	var out bytes.Buffer
 	log := hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &out})
 	var leaving atomic.Bool
 	w := newGossipLog(log.StandardWriter(&hclog.StandardLoggerOptions{InferLevels: true}), "n2", &leaving)
 	probe := "[WARN] memberlist: Was able to connect to n3 over TCP but UDP probes failed, network may be misconfigured\n"
+	refused := "[ERR] memberlist: Push/Pull with n3 failed: dial tcp 127.0.0.1:15381: connect: connection refused\n"
 	w.Write([]byte(probe))
+	w.Write([]byte(refused))
 	leaving.Store(true)
 	w.Write([]byte(probe))
+	w.Write([]byte(refused))
 	w.Write([]byte("[ERR] memberlist: Failed to send gossip to 10.0.0.1:7946: write udp 10.0.0.3:7946->10.0.0.1:7946: connection refused\n"))
+	w.Write([]byte("[ERR] memberlist: Failed to send gossip to 10.0.0.1:7946: write udp 10.0.0.3:7946->10.0.0.1:7946: sendto: no buffer space available\n"))
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	want := []string{"[WARN]", "[INFO]", "[ERROR]"}
+	want := []string{"[WARN]", "[ERROR]", "[INFO]", "[INFO]", "[INFO]", "[ERROR]"}
 	if len(lines) != len(want) {
 		t.Fatalf("logged:\n%s", out.String())
 	}
