@@ -328,6 +328,25 @@ func (f *fakeBackend) barrierCount() int {
 	return f.barriers
 }
 
+// waitNeedBarrier waits until fb was asked n times whether a
+// linearizable read runs without a barrier.
+func (f *fakeBackend) waitNeedBarrier(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		f.mu.Lock()
+		got := f.needBarrier
+		f.mu.Unlock()
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d reads asked for a barrier, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // Linearizable reads that need a read barrier (a follower's) stay in the
 // loop: none is answered before a barrier taken after it arrived has
 // passed, the reads of many connections share barriers, and none is lent
@@ -343,9 +362,13 @@ func TestEventLoopReadsShareABarrier(t *testing.T) {
 		cs[i] = dial(t, s)
 		cs[i].send(encode("ZSCORE", "k", []string{"a", "b"}[i%2]))
 	}
-	// The first barrier is held: no reply may come.
-	for fb.barrierCount() == 0 {
-		time.Sleep(time.Millisecond)
+	// Every connection's read waits, the first barrier held: no reply
+	// may come.
+	fb.waitNeedBarrier(t, n)
+	for deadline := time.Now().Add(5 * time.Second); fb.barrierCount() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no read barrier taken for the reads waiting")
+		}
 	}
 	cs[0].c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
 	if b, err := cs[0].rd.ReadByte(); err == nil {

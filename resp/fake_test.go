@@ -33,12 +33,12 @@ type fakeBackend struct {
 	// noLoop: writes are not run in the event loop (ProposesNow).
 	noLoop bool
 	// barrierReads: linearizable reads need a read barrier (ReadsNow
-	// reports false for them), as on a follower; barriers counts the
-	// ReadBarrier calls, which wait for barrierHold to be closed when it
-	// is set.
-	barrierReads bool
-	barriers     int
-	barrierHold  chan struct{}
+	// reports false for them, counted in needBarrier), as on a follower;
+	// barriers counts the ReadBarrier calls, which wait for barrierHold
+	// to be closed when it is set.
+	barrierReads          bool
+	needBarrier, barriers int
+	barrierHold           chan struct{}
 }
 
 func newFakeBackend() *fakeBackend {
@@ -85,7 +85,11 @@ func (f *fakeBackend) ProposeTogether(fn func()) { fn() }
 func (f *fakeBackend) ReadsNow(local bool) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return !f.noLoop && f.err == nil && (local || !f.barrierReads)
+	if f.barrierReads && !local {
+		f.needBarrier++
+		return false
+	}
+	return !f.noLoop && f.err == nil
 }
 
 func (f *fakeBackend) ReadBarrier(ctx context.Context, local bool) error {
