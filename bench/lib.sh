@@ -59,6 +59,16 @@ machine_info() {
 	# with the clients where autogroup is on (docs/benchmarks.md, "Where the
 	# servers run").
 	echo "sched_autogroup_enabled: $(cat /proc/sys/kernel/sched_autogroup_enabled 2>/dev/null || echo absent)"
+	# goblind's flags given through the environment reach the servers the
+	# scripts start (GOBLIN_EVENT_LOOP=on, say): recorded, secrets by name
+	# only.
+	local name
+	while IFS='=' read -r name _; do
+		case $name in
+		*SECRET* | *PASS* | *KEY*) echo "environment: $name (set)" ;;
+		*) echo "environment: $name=${!name}" ;;
+		esac
+	done < <(env | grep -E '^(GOBLIN_[A-Z0-9_]*|GOMAXPROCS|GOGC)=' | sort)
 }
 
 # workdir NAME: sets WORK to a new temporary directory, removed when the
