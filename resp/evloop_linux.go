@@ -411,9 +411,7 @@ func (e *evLoop) barrierPassed(err error) {
 			continue // ended meanwhile
 		}
 		if err != nil {
-			lc.l.fc.fr.EndRaw()
-			e.lent.Add(1)
-			e.let(lc, verdictOne)
+			e.lend(lc)
 			continue
 		}
 		lc.covered = true
@@ -512,6 +510,14 @@ func (e *evLoop) takePosted() int {
 	return len(msgs)
 }
 
+// lend has lc's goroutine run the batch the loop holds for it, then
+// give the connection back.
+func (e *evLoop) lend(lc *loopConn) {
+	lc.l.fc.fr.EndRaw()
+	e.lent.Add(1)
+	e.let(lc, verdictOne)
+}
+
 // let lets lc go, for the reason v.
 func (e *evLoop) let(lc *loopConn, v loopVerdict) {
 	if e.conns[int32(lc.fd)] == lc {
@@ -561,9 +567,7 @@ func (e *evLoop) serveConn(lc *loopConn) {
 		e.handOffs.Add(1)
 		e.let(lc, verdictYours)
 	case loopLend:
-		lc.l.fc.fr.EndRaw()
-		e.lent.Add(1)
-		e.let(lc, verdictOne)
+		e.lend(lc)
 	case loopYield:
 		// Its socket may hold more, which epoll will not report again.
 		lc.fresh = true
