@@ -162,22 +162,32 @@ func TestOutputBufferHardLimit(t *testing.T) {
 }
 
 // TestOutputBufferSoftLimit: replies above the soft limit that the client
-// does not read within the soft seconds close it.
+// does not read within the soft seconds close it. The part of a reply the
+// socket already took counts until the whole reply is written, so a
+// reply just above the limit closes a client that reads none of it,
+// though what is left of it once the kernel took its part is under the
+// limit. A client that reads its replies is served, however long ago its
+// last large one was.
 func TestOutputBufferSoftLimit(t *testing.T) {
 	logs := &logBuffer{}
-	s, _ := startServer(t, Config{Logger: logs.logger(), OutputBufferLimit: "normal 0 256kb 1"})
+	s, _ := startServer(t, Config{Logger: logs.logger(), OutputBufferLimit: "normal 0 8mb 1"})
 	c := dial(t, s)
-	fillSet(t, c, "big", 20000, 100)
-	// A reader that keeps up is served.
-	if got := c.do("ZRANGE", "big", "0", "-1"); !strings.HasPrefix(got, "*20000\r\n") {
-		t.Fatalf("a reader: %q", trunc(got))
+	fillSet(t, c, "big", 20000, 420) // about 8.6 MB of reply, more than a socket takes
+	reader := func() {
+		t.Helper()
+		if got := c.do("ZRANGE", "big", "0", "-1"); !strings.HasPrefix(got, "*20000\r\n") {
+			t.Fatalf("a reader: %q", trunc(got))
+		}
 	}
-	// One that does not read is closed.
+	reader()
 	d := dial(t, s)
 	if tc, ok := d.c.(*net.TCPConn); ok {
 		tc.SetReadBuffer(4096)
 	}
-	for range 20 {
+	// The first reply alone, as a batch of its own; then more.
+	d.send(encode("ZRANGE", "big", "0", "-1"))
+	time.Sleep(200 * time.Millisecond)
+	for range 19 {
 		d.send(encode("ZRANGE", "big", "0", "-1"))
 	}
 	deadline := time.Now().Add(20 * time.Second)
@@ -187,6 +197,10 @@ func TestOutputBufferSoftLimit(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	if strings.Count(logs.String(), "closed for overcoming") != 1 {
+		t.Fatalf("more than one client closed:\n%s", logs.String())
+	}
+	reader()
 }
 
 // A MONITOR client that does not read is held to the normal class's

@@ -65,9 +65,13 @@ type client struct {
 	quit bool
 	// outClosed: the client passed its output buffer limit and closes
 	// without its replies; softSince is when its waiting replies reached
-	// the soft limit (zero: they are under it). See outbuf.go.
+	// the soft limit (zero: they are under it); taken is how many bytes
+	// of them the socket took before the rest was left for the
+	// connection's goroutine to write (they count until all are
+	// written, as in one write). See outbuf.go.
 	outClosed bool
 	softSince time.Time
+	taken     int
 	// replyHeld is what this client's waiting replies hold of the reply
 	// budget; overBudget: a reply found none left (replybudget.go).
 	replyHeld  int64
@@ -200,7 +204,7 @@ func (c *client) flushOut() error {
 	if !deadline.IsZero() {
 		c.nc.SetWriteDeadline(deadline)
 	}
-	c.omem.Store(int64(c.w.Len()))
+	c.omem.Store(c.waiting())
 	n, err := c.nc.Write(c.w.Bytes())
 	c.s.stats.netOut.Add(int64(n))
 	if !deadline.IsZero() {
@@ -216,6 +220,7 @@ func (c *client) flushOut() error {
 // sent ends a flush: the replies written are let go.
 func (c *client) sent() {
 	c.omem.Store(0)
+	c.softSince, c.taken = time.Time{}, 0
 	c.outCap.Store(int64(c.w.Cap()))
 	if c.w.Cap() > maxKeptReplies {
 		c.w = command.Writer{Proto: c.w.Proto, Format: c.w.Format, Room: c.w.Room}

@@ -674,6 +674,7 @@ func (e *evLoop) flush(lc *loopConn, fd int) bool {
 	if err != nil && err != syscall.EAGAIN {
 		return true // the next read ends the connection
 	}
+	c.taken += n
 	rest := append([]byte(nil), b[n:]...)
 	c.w.Reset()
 	c.w.Raw(rest)

@@ -13,8 +13,10 @@ import (
 //
 // A client's replies are built in one buffer per batch of requests and
 // written when the batch is done, so its output buffer is that buffer:
-// the replies of the batch so far, and, while they are written, what the
-// client has not read yet. With a hard limit, a client whose buffer
+// the replies of the batch so far, and, while they are written, all of
+// them until the last byte is written (the part the socket took counts,
+// whether the connection's goroutine writes them in one write or the event
+// loop writes part and leaves the rest to the goroutine). With a hard limit, a client whose buffer
 // reaches it is closed: at once, without the replies, and logged, as
 // Redis closes it. A reply that grows element by element (ZRANGE,
 // ZRANDMEMBER with a huge count) stops growing at the limit
@@ -129,7 +131,7 @@ func (c *client) checkOutput() bool {
 		return true
 	}
 	l := c.s.obuf.Load().normal
-	n := int64(c.w.Len())
+	n := c.waiting()
 	if hard := c.s.hardOutputLimit(); hard > 0 && n >= hard || !c.haveRoom(int(n)) {
 		c.closeForOutput()
 		return true
@@ -160,11 +162,15 @@ func (c *client) closeForOutput() {
 	c.kill()
 }
 
+// waiting is the size of the client's output buffer: its replies not yet
+// written, with the part of them the socket already took.
+func (c *client) waiting() int64 { return int64(c.taken + c.w.Len()) }
+
 // softDeadline is when writing the client's waiting replies must be done
 // by under the soft limit (zero: no deadline).
 func (c *client) softDeadline() time.Time {
 	l := c.s.obuf.Load().normal
-	if l.soft == 0 || int64(c.w.Len()) < l.soft {
+	if l.soft == 0 || c.waiting() < l.soft {
 		return time.Time{}
 	}
 	since := c.softSince
