@@ -137,6 +137,9 @@ func strtod(b []byte) (v float64, n int, erange bool) {
 		j++
 		digits++
 	}
+	if digits > 0 && digits <= maxExactDigits && !fractionOrExponent(b[j:]) {
+		return sign * float64(digitsValue(b[i:j])), j, false
+	}
 	if j < len(b) && b[j] == '.' {
 		j++
 		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
@@ -180,6 +183,40 @@ func strtod(b []byte) (v float64, n int, erange bool) {
 		return f, j, true // subnormal: glibc reports ERANGE too
 	}
 	return f, j, false
+}
+
+// maxExactDigits is how many decimal digits an integer may have for its
+// value to be exact in a float64 (below 2^53), so that reading it as an
+// integer gives the double strtod gives: the common score, read without
+// ParseFloat.
+const maxExactDigits = 15
+
+// fractionOrExponent reports whether b, which follows a run of digits,
+// goes on with a fraction or an exponent that strtod would read.
+func fractionOrExponent(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	switch b[0] {
+	case '.':
+		return true
+	case 'e', 'E':
+		k := 1
+		if k < len(b) && (b[k] == '+' || b[k] == '-') {
+			k++
+		}
+		return k < len(b) && b[k] >= '0' && b[k] <= '9'
+	}
+	return false
+}
+
+// digitsValue is the value of a run of at most maxExactDigits digits.
+func digitsValue(b []byte) uint64 {
+	var v uint64
+	for _, c := range b {
+		v = v*10 + uint64(c-'0')
+	}
+	return v
 }
 
 // hasHugeExponent reports whether a decimal float text has a positive
