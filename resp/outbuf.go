@@ -15,16 +15,17 @@ import (
 // written when the batch is done, so its output buffer is that buffer:
 // the replies of the batch so far, and, while they are written, all of
 // them until the last byte is written (the part the socket took counts,
-// whether the connection's goroutine writes them in one write or the event
-// loop writes part and leaves the rest to the goroutine). With a hard limit, a client whose buffer
-// reaches it is closed: at once, without the replies, and logged, as
-// Redis closes it. A reply that grows element by element (ZRANGE,
-// ZRANDMEMBER with a huge count) stops growing at the limit
-// (command.Writer.Full), so the limit bounds the memory a reply takes
-// while it is built, with the keyspace read-locked. With a soft limit, a
-// client whose buffer stays at or above it for longer than its seconds
-// is closed the same way; Redis counts whole seconds, so it is closed
-// within a second after that.
+// whether the connection's goroutine writes them in one write or the
+// event loop writes part and leaves the rest to the goroutine). With a
+// hard limit, a client whose buffer reaches it is closed: at once,
+// without the replies, and logged, as Redis closes it. A reply that grows
+// element by element (ZRANGE, ZRANDMEMBER with a huge count) stops growing
+// at the limit (command.Writer.Full), so the limit bounds the memory a
+// reply takes while it is built, with the keyspace read-locked. With a
+// soft limit, a client whose buffer stays at or above it for longer than
+// its seconds is closed the same way; Redis counts whole seconds, so it
+// is closed within a second after that. Once its replies are written, the
+// time it reached the soft limit is forgotten.
 //
 // The setting is Redis's, for its three classes of clients; Goblin has
 // normal clients only (no replicas, no pub/sub clients), so only the
