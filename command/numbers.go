@@ -137,7 +137,7 @@ func strtod(b []byte) (v float64, n int, erange bool) {
 		j++
 		digits++
 	}
-	if digits > 0 && digits <= maxExactDigits && !fractionOrExponent(b[j:]) {
+	if digits > 0 && digits <= maxExactDigits && (j == len(b) || b[j] != '.') && exponentLen(b[j:]) == 0 {
 		return sign * float64(digitsValue(b[i:j])), j, false
 	}
 	if j < len(b) && b[j] == '.' {
@@ -151,18 +151,7 @@ func strtod(b []byte) (v float64, n int, erange bool) {
 	if digits == 0 {
 		return 0, 0, false
 	}
-	if j < len(b) && (b[j] == 'e' || b[j] == 'E') {
-		k := j + 1
-		if k < len(b) && (b[k] == '+' || b[k] == '-') {
-			k++
-		}
-		if k < len(b) && b[k] >= '0' && b[k] <= '9' {
-			for k < len(b) && b[k] >= '0' && b[k] <= '9' {
-				k++
-			}
-			j = k
-		}
-	}
+	j += exponentLen(b[j:])
 	f, err := strconv.ParseFloat(string(b[start:j]), 64)
 	if err != nil && !math.IsInf(f, 0) {
 		// Exponents beyond what ParseFloat takes: decide by the sign of
@@ -191,23 +180,24 @@ func strtod(b []byte) (v float64, n int, erange bool) {
 // ParseFloat.
 const maxExactDigits = 15
 
-// fractionOrExponent reports whether b, which follows a run of digits,
-// goes on with a fraction or an exponent that strtod would read.
-func fractionOrExponent(b []byte) bool {
-	if len(b) == 0 {
-		return false
+// exponentLen is how many bytes of b strtod reads as an exponent after a
+// number's digits: e or E, an optional sign and digits; 0 without digits.
+func exponentLen(b []byte) int {
+	if len(b) == 0 || b[0] != 'e' && b[0] != 'E' {
+		return 0
 	}
-	switch b[0] {
-	case '.':
-		return true
-	case 'e', 'E':
-		k := 1
-		if k < len(b) && (b[k] == '+' || b[k] == '-') {
-			k++
-		}
-		return k < len(b) && b[k] >= '0' && b[k] <= '9'
+	k := 1
+	if k < len(b) && (b[k] == '+' || b[k] == '-') {
+		k++
 	}
-	return false
+	digits := k
+	for k < len(b) && b[k] >= '0' && b[k] <= '9' {
+		k++
+	}
+	if k == digits {
+		return 0
+	}
+	return k
 }
 
 // digitsValue is the value of a run of at most maxExactDigits digits.
