@@ -1,9 +1,14 @@
 // Package freeport finds loopback addresses for tests that start real
 // servers: a port free for both TCP and UDP (gossip binds both), never
-// handed out twice in one process. A test often asks for a node's RESP,
-// Raft and gossip ports before any of them is bound, so the ports come
-// from below the kernel's ephemeral range (32768 and up on Linux): there
-// no outgoing connection or ":0" listener can take one meanwhile.
+// handed out twice on the machine while the process it was handed to
+// lives. A test often asks for a node's RESP, Raft and gossip ports before
+// any of them is bound, and restarts a node on its ports after it was
+// killed, so the ports come from below the kernel's ephemeral range
+// (32768 and up on Linux), where no outgoing connection or ":0" listener
+// can take one meanwhile; and each port handed out is claimed for the
+// process (claim.go), so that the test processes go test runs side by
+// side (one a package) cannot hand out the same one while its node is
+// down.
 package freeport
 
 import (
@@ -26,8 +31,8 @@ var (
 )
 
 // Addr returns host:port with a port that was free for TCP and UDP a
-// moment ago and that Addr has not returned before. host defaults to
-// 127.0.0.1.
+// moment ago, that Addr has not returned before and that no other live
+// process claimed. host defaults to 127.0.0.1.
 func Addr(host string) (string, error) {
 	if host == "" {
 		host = "127.0.0.1"
@@ -37,7 +42,7 @@ func Addr(host string) (string, error) {
 		mu.Lock()
 		dup := handed[port]
 		mu.Unlock()
-		if dup {
+		if dup || !claim(port) {
 			continue
 		}
 		addr := net.JoinHostPort(host, strconv.Itoa(port))
