@@ -397,7 +397,8 @@ func resolveIP(host string) (string, error) {
 // asks to be removed, so the configuration stays whole and the cluster
 // resumes when its nodes restart. Otherwise the last of them would be
 // left as the only voter, and would wait out the timeout trying to
-// remove itself from a configuration without a quorum.
+// remove itself from a configuration without a quorum. Leadership goes
+// only to a voter that stays.
 func (c *Cluster) Leave(timeout time.Duration) error {
 	if !c.started.Load() {
 		return nil
@@ -422,13 +423,23 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 		// Nodes told to stop at the same moment announce their departures
 		// at the same moment: let theirs arrive before counting.
 		c.sleep(min(max(leaveSettleGossips*c.gossipInterval, leaveSettleMin), time.Until(deadline)/4))
-		if c.stayingVoters(conf) == 0 {
+		staying := c.stayingVoters(conf)
+		if staying > 0 && staying < others/2+1 {
+			// Too few voters stay to elect a leader in the configuration
+			// without this node: its leaving counts on the other stopping
+			// nodes' leaving too. A node stopped with the others whose
+			// departure arrives late (a busy machine) would be counted as
+			// staying, and the first nodes would shrink the configuration
+			// around it, which would then need that very node back.
+			staying = c.awaitStragglers(conf, min(leaveStragglerWait, time.Until(deadline)/4))
+		}
+		if staying == 0 {
 			c.log.Info(msgKeepConfiguration)
 			others = 0
 		}
 	}
 	if err == nil && others > 0 && c.node.IsLeader() {
-		if err := c.node.TransferLeadership(""); err != nil {
+		if err := c.handOver(conf); err != nil {
 			c.log.Warn("leadership transfer before leaving failed", "error", err)
 		} else {
 			c.log.Info("handed leadership over before leaving")
@@ -509,21 +520,61 @@ const leaveSettleGossips = 3
 // the nodes' own scheduling can be relied on.
 const leaveSettleMin = 300 * time.Millisecond
 
+// leaveStragglerWait is how long Leave waits, beyond the settling, for
+// the departures of nodes stopped together with this one when the voters
+// that seem to stay are too few for a quorum without it.
+const leaveStragglerWait = 2 * time.Second
+
 // stayingVoters counts the voters of conf, this node excluded, that gossip
 // sees alive and not leaving.
 func (c *Cluster) stayingVoters(conf []node.Server) int {
+	return len(c.stayingVoterIDs(conf))
+}
+
+// stayingVoterIDs lists them, in conf's order.
+func (c *Cluster) stayingVoterIDs(conf []node.Server) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := 0
+	var ids []string
 	for _, s := range conf {
 		if s.Current || !s.Voter {
 			continue
 		}
 		if m := c.members[s.ID]; m != nil && m.state == "alive" {
-			n++
+			ids = append(ids, s.ID)
 		}
 	}
-	return n
+	return ids
+}
+
+// awaitStragglers counts the staying voters of conf once a gossip
+// interval for up to wait, and returns their number once it is 0, or
+// after wait.
+func (c *Cluster) awaitStragglers(conf []node.Server, wait time.Duration) int {
+	end := time.Now().Add(wait)
+	for {
+		n := c.stayingVoters(conf)
+		if n == 0 || !time.Now().Before(end) {
+			return n
+		}
+		c.sleep(min(c.gossipInterval, time.Until(end)))
+		select {
+		case <-c.stop:
+			return c.stayingVoters(conf)
+		default:
+		}
+	}
+}
+
+// handOver hands leadership to a voter of conf that stays (errAllLeaving
+// when none does): Raft's own choice, the most up-to-date follower, may
+// be a node that is stopping too, which would hand it on again.
+func (c *Cluster) handOver(conf []node.Server) error {
+	ids := c.stayingVoterIDs(conf)
+	if len(ids) == 0 {
+		return errAllLeaving
+	}
+	return c.node.TransferLeadership(ids[0])
 }
 
 // sleep waits for d, or until the cluster's loops stop.
@@ -558,11 +609,15 @@ func (c *Cluster) removeSelf(conf []node.Server, deadline time.Time) error {
 		}
 		if c.node.IsLeader() && time.Now().Add(200*time.Millisecond).Before(deadline) {
 			// Leadership came back to this leaving node (another node
-			// that is leaving too handed it over): hand it on rather than
-			// remove itself, which would shrink the configuration of
-			// nodes that are all stopping; then count the staying voters
-			// again. If no one takes it, the leader removes itself.
-			err := c.node.TransferLeadership("")
+			// that is leaving too handed it over): hand it on to a voter
+			// that stays rather than remove itself, which would shrink
+			// the configuration of nodes that are all stopping; then
+			// count the staying voters again. If no one takes it, the
+			// leader removes itself.
+			err := c.handOver(conf)
+			if errors.Is(err, errAllLeaving) {
+				return err
+			}
 			if err == nil {
 				time.Sleep(200 * time.Millisecond)
 				if c.stayingVoters(conf) == 0 {

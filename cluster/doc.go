@@ -56,13 +56,17 @@
 // when there is room, removes nodes that left gracefully, and, with
 // ReapDeadAfter set, nodes dead that long. GOBLIN REMOVE removes a dead
 // node at once. A leaving node also asks the leader to remove it
-// directly, after handing over leadership if it had it. A leader records
-// its own address too. Only a leader can change the configuration, so
-// Raft's transport reaches a server at the address it gossips while
-// gossip sees it alive (raftaddrs.go): nodes that all came back at new
-// addresses still elect the leader that records them. Nodes back at each
-// other's addresses are recorded by first moving whoever the
-// configuration places at a taken address to a placeholder (vacate).
+// directly, after handing leadership, if it had it, to a voter that
+// stays. When no other voter stays, the whole cluster is stopping and it
+// keeps the configuration; when some seem to stay but too few to elect a
+// leader without it, it first gives their departures longer to arrive
+// (Leave). A leader records its own address too. Only a leader can
+// change the configuration, so Raft's transport reaches a server at the
+// address it gossips while gossip sees it alive (raftaddrs.go): nodes
+// that all came back at new addresses still elect the leader that records
+// them. Nodes back at each other's addresses are recorded by first moving
+// whoever the configuration places at a taken address to a placeholder
+// (vacate).
 //
 // # The node-to-node plane
 //

@@ -77,6 +77,22 @@ func TestDeadNodeRemoval(t *testing.T) {
 // waits out its timeout for a quorum that is gone, and restarting any
 // majority of the nodes brings the cluster and its data back.
 func TestAllLeavingAtOnceKeepTheConfiguration(t *testing.T) {
+	allLeaving(t, 0)
+}
+
+// The same with one node's stop a second behind the others' (a busy
+// machine, a container stopped late): the first ones must not count it
+// as staying and shrink the configuration around it, which would then
+// need that node back (the two started again below could not elect a
+// leader without it).
+func TestAllLeavingWithALateOneKeepTheConfiguration(t *testing.T) {
+	allLeaving(t, time.Second)
+}
+
+// allLeaving stops n1, n2 and n3 together, n3 late by late, then starts
+// n1 and n2 again and checks that they resume the cluster, with three
+// voters in its configuration and its data.
+func allLeaving(t *testing.T, late time.Duration) {
 	e := newEnv(t, 3)
 	ids := []string{"n1", "n2", "n3"}
 	e.startAll(ids, 3, nil)
@@ -89,6 +105,9 @@ func TestAllLeavingAtOnceKeepTheConfiguration(t *testing.T) {
 	for _, tn := range e.all() {
 		dirs[tn.id] = tn.dir
 		go func() {
+			if tn.id == "n3" {
+				time.Sleep(late)
+			}
 			if err := tn.c.Leave(10 * time.Second); err != nil {
 				errs <- fmt.Errorf("%s leaving: %w", tn.id, err)
 				return
