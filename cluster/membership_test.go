@@ -73,9 +73,10 @@ func TestDeadNodeRemoval(t *testing.T) {
 }
 
 // Every node told to leave at once (docker-compose stop, a host shutting
-// down) stops without shrinking the configuration: no Leave fails or
-// waits out its timeout for a quorum that is gone, and restarting any
-// majority of the nodes brings the cluster and its data back.
+// down) stops without shrinking the configuration or handing leadership
+// around: no Leave fails or waits out its timeout for a quorum that is
+// gone, and restarting any majority of the nodes brings the cluster and
+// its data back.
 func TestAllLeavingAtOnceKeepTheConfiguration(t *testing.T) {
 	allLeaving(t, 0)
 }
@@ -102,6 +103,7 @@ func allLeaving(t *testing.T, late time.Duration) {
 	}
 	dirs := map[string]string{}
 	errs := make(chan error, len(ids))
+	before := len(e.logs.String())
 	for _, tn := range e.all() {
 		dirs[tn.id] = tn.dir
 		go func() {
@@ -124,10 +126,16 @@ func allLeaving(t *testing.T, late time.Duration) {
 		e.kill(id)
 	}
 	// A stop of the whole cluster is a normal course: nothing to warn
-	// of, nothing to alert an operator.
+	// of, nothing to alert an operator. Nor is leadership handed around
+	// among nodes that are all stopping.
 	for _, line := range strings.Split(e.logs.String(), "\n") {
 		if strings.Contains(line, "[ERROR]") || strings.Contains(line, "[WARN]") {
 			t.Errorf("logged while the cluster stopped: %s", line)
+		}
+	}
+	for _, line := range strings.Split(e.logs.String()[before:], "\n") {
+		if strings.Contains(line, "handed leadership over") || strings.Contains(line, "became leader") {
+			t.Errorf("leadership moved while the cluster stopped: %s", line)
 		}
 	}
 	if t.Failed() {
