@@ -439,9 +439,14 @@ func (c *Cluster) Leave(timeout time.Duration) error {
 		}
 	}
 	if err == nil && others > 0 && c.node.IsLeader() {
-		if err := c.handOver(conf); err != nil {
+		switch err := c.handOver(conf); {
+		case errors.Is(err, errAllLeaving):
+			// The last staying voter's departure arrived meanwhile.
+			c.log.Info(msgKeepConfiguration)
+			others = 0
+		case err != nil:
 			c.log.Warn("leadership transfer before leaving failed", "error", err)
-		} else {
+		default:
 			c.log.Info("handed leadership over before leaving")
 		}
 	}
