@@ -1,13 +1,11 @@
-//go:build unix
-
 package node
 
 import (
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/goblindb/goblin/internal/threadcpu"
 	"github.com/goblindb/goblin/raftfsm"
 )
 
@@ -15,8 +13,9 @@ import (
 // single node with --fsync everysec: what the node and Raft cost a write
 // without a client, a socket or a disk wait (the Go side of bench/
 // one-client.sh). Run it with GOMAXPROCS=1, as goblind runs on two CPUs.
-// It reports the process's CPU time a write (user and system, from
-// getrusage) besides the wall time, and checks the set's final state.
+// It reports the process's CPU time a write (every thread's user and
+// system time, threadcpu.Process) besides the wall time, and checks the
+// set's final state.
 func BenchmarkProposeSequential(b *testing.B) {
 	n := startNode(b, Config{Fsync: FsyncEverysec})
 	const members = 50000
@@ -27,7 +26,7 @@ func BenchmarkProposeSequential(b *testing.B) {
 		entries[i] = raftfsm.CommandEntry(now, 0, "zadd", "k", m, m)
 	}
 	b.ReportAllocs()
-	cpu0 := processCPU()
+	cpu0 := threadcpu.Process()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := n.Propose(entries[i%members])(); err != nil {
@@ -35,19 +34,9 @@ func BenchmarkProposeSequential(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(threadcpu.Process()-cpu0)/float64(b.N), "cpu-ns/op")
 	last := (b.N - 1) % members
 	if got, want := score(n, "k", strconv.Itoa(last)), strconv.Itoa(last); got != want {
 		b.Fatalf("score of member %d: %q, want %q", last, got, want)
 	}
-}
-
-// processCPU is the CPU time the process has used, user and system, in
-// nanoseconds.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

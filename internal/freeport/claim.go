@@ -21,8 +21,16 @@ var (
 	claimed []*os.File // kept open: closing one would release its claim
 )
 
-// claimDir is where the claim files are.
-func claimDir() string { return filepath.Join(os.TempDir(), "goblin-freeport") }
+// claimDir makes, once, the directory of the claim files and returns it
+// ("" when it cannot be made).
+var claimDir = sync.OnceValue(func() string {
+	dir := filepath.Join(os.TempDir(), "goblin-freeport")
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return ""
+	}
+	os.Chmod(dir, 0o777|os.ModeSticky) // shared by every user's tests
+	return dir
+})
 
 // claim reports whether this process now holds port: false when another
 // live process (or another descriptor of this one) holds it. Without a
@@ -30,10 +38,9 @@ func claimDir() string { return filepath.Join(os.TempDir(), "goblin-freeport") }
 // per-process check stands alone.
 func claim(port int) bool {
 	dir := claimDir()
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	if dir == "" {
 		return true
 	}
-	os.Chmod(dir, 0o777|os.ModeSticky) // shared by every user's tests
 	f, err := os.OpenFile(filepath.Join(dir, strconv.Itoa(port)), os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
 		return true
