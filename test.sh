@@ -38,8 +38,9 @@ e2e_done() {
 	return "$rc"
 }
 # A failure elsewhere stops e2e before its tests' cleanups run: the
-# containers, networks, volumes and images its Docker tests made are named
-# after this run's tag (GOBLIN_E2E_RUN), and removed here.
+# containers, networks, volumes and images its Docker tests made, and
+# internal/faults' Docker tests too, are named after this run's tag
+# (GOBLIN_E2E_RUN), and removed here.
 e2e_stop() {
 	kill -- "-$e2e_pid" 2>/dev/null || true
 	command -v docker >/dev/null || return 0

@@ -13,6 +13,32 @@ import (
 	"time"
 )
 
+// dockerNames returns the compose project and the image tag a test runs
+// under. Under test.sh they carry the run's tag (GOBLIN_E2E_RUN), as the
+// e2e tests' do, so that a run stopped before the tests' cleanups ran
+// removes what they left.
+func dockerNames(what string) (project, tag string) {
+	if run := os.Getenv("GOBLIN_E2E_RUN"); run != "" {
+		suffix := fmt.Sprintf("%s-faults-%s-%d", run, what, os.Getpid())
+		return "goblin-e2e-" + suffix, "goblin-e2e:" + suffix
+	}
+	project = fmt.Sprintf("faults-%s-%d", what, os.Getpid())
+	return project, project + ":latest"
+}
+
+// dockerNetwork creates a project's network, labelled as compose labels
+// its own, and removes it when the test ends.
+func dockerNetwork(t *testing.T, project string, args ...string) string {
+	t.Helper()
+	name := project + "_default"
+	args = append([]string{"network", "create", "--label", "com.docker.compose.project=" + project}, args...)
+	if out, err := exec.Command("docker", append(args, name)...).CombinedOutput(); err != nil {
+		t.Skipf("docker network create: %v: %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("docker", "network", "rm", name).Run() })
+	return name
+}
+
 // sleeperImage builds a tiny image (a static binary that sleeps, from
 // scratch: nothing is pulled) and returns its tag.
 func sleeperImage(t *testing.T, tag string) {
@@ -41,18 +67,13 @@ func TestCompose(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an image and runs a container")
 	}
-	project := fmt.Sprintf("faults-test-%d", os.Getpid())
+	project, tag := dockerNames("test")
 	c := &Compose{Project: project, Timeout: 2 * time.Minute}
 	if err := c.Available(); errors.Is(err, ErrUnsupported) {
 		t.Skip(err)
 	}
-	tag := project + ":latest"
 	sleeperImage(t, tag)
-	netName := project + "_default"
-	if out, err := exec.Command("docker", "network", "create", "--subnet", "10.213.0.0/24", netName).CombinedOutput(); err != nil {
-		t.Skipf("docker network create: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("docker", "network", "rm", netName).Run() })
+	netName := dockerNetwork(t, project, "--subnet", "10.213.0.0/24")
 	name := project + "-s1-1"
 	out, err := exec.Command("docker", "run", "-d", "--name", name, "--network", netName, "--network-alias", "s1",
 		"--label", "com.docker.compose.project="+project, "--label", "com.docker.compose.service=s1", tag).CombinedOutput()
@@ -135,18 +156,13 @@ func TestComposeNetwork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an image and runs containers")
 	}
-	project := fmt.Sprintf("faults-net-%d", os.Getpid())
+	project, tag := dockerNames("net")
 	c := &Compose{Project: project, Timeout: 2 * time.Minute}
 	if err := c.Available(); errors.Is(err, ErrUnsupported) {
 		t.Skip(err)
 	}
-	tag := project + ":latest"
 	helperImage(t, tag)
-	netName := project + "_default"
-	if out, err := exec.Command("docker", "network", "create", netName).CombinedOutput(); err != nil {
-		t.Skipf("docker network create: %v: %s", err, out)
-	}
-	t.Cleanup(func() { exec.Command("docker", "network", "rm", netName).Run() })
+	netName := dockerNetwork(t, project)
 	published := map[string]string{}
 	for _, s := range []string{"a", "b", "c"} {
 		name := project + "-" + s + "-1"
