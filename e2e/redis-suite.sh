@@ -2,7 +2,10 @@
 # Runs Redis's own test suites for sorted sets (tests/unit/type/zset.tcl)
 # and ACL users (tests/unit/acl.tcl) against goblind in Redis's
 # external-server mode, each on a fresh goblind, and reports how many
-# tests passed, failed and were skipped.
+# tests passed, failed and were skipped. The sorted-set suite then runs
+# once more through a follower of a fresh 3-node cluster, which forwards
+# every write to the leader and reads its own state (CLUSTER=0 leaves that
+# run out).
 #
 #   e2e/redis-suite.sh                 # Debian's redis source package
 #   REDIS_SRC=/path/to/redis e2e/redis-suite.sh
@@ -31,12 +34,19 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 work=$(mktemp -d)
-goblind_pid=
+goblind_pids=()
+stop_goblind() {
+	local pid
+	for pid in "${goblind_pids[@]}"; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${goblind_pids[@]}"; do
+		wait "$pid" 2>/dev/null || true
+	done
+	goblind_pids=()
+}
 cleanup() {
-	if [ -n "$goblind_pid" ]; then
-		kill "$goblind_pid" 2>/dev/null || true
-		wait "$goblind_pid" 2>/dev/null || true
-	fi
+	stop_goblind
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -74,6 +84,9 @@ sed -i '1s/^start_server {tags {"acl external:skip"}} {$/start_server {tags {"ac
 double=7.2
 case "$version" in 7.0.*|6.*) double=7.0 ;; esac
 (cd "$root" && go build -o "$work/goblind" ./cmd/goblind)
+# freeport, for the cluster's ports (each handed out once, under $WORK).
+WORK=$work
+. "$root/bench/lib.sh"
 strip() { sed 's/\x1b\[[0-9;]*m//g'; }
 
 # start_goblind starts goblind on a free port with a new data directory
@@ -82,33 +95,62 @@ start_goblind() {
 	local name=$1
 	"$work/goblind" --addr 127.0.0.1:0 --data "$work/data-$name" --fsync everysec --double-format "$double" \
 		--log-level info >"$work/goblind-$name.log" 2>&1 &
-	goblind_pid=$!
+	goblind_pids+=($!)
 	local addr=
 	for _ in $(seq 1 200); do
 		addr=$(grep -o 'ready to accept connections: addr=[^ ]*' "$work/goblind-$name.log" | sed 's/.*addr=//' || true)
 		[ -n "$addr" ] && break
-		kill -0 "$goblind_pid" 2>/dev/null || { cat "$work/goblind-$name.log" >&2; exit 1; }
+		kill -0 "${goblind_pids[0]}" 2>/dev/null || { cat "$work/goblind-$name.log" >&2; exit 1; }
 		sleep 0.05
 	done
 	[ -n "$addr" ] || { echo "redis-suite: goblind did not start" >&2; cat "$work/goblind-$name.log" >&2; exit 1; }
 	port=${addr##*:}
+	where="goblind 127.0.0.1:$port"
 }
 
-stop_goblind() {
-	kill "$goblind_pid" 2>/dev/null || true
-	wait "$goblind_pid" 2>/dev/null || true
-	goblind_pid=
+# start_cluster starts three goblind as a cluster, on free ports, and sets
+# port to a follower's once a leader is elected and the follower knows it.
+start_cluster() {
+	local name=$1 i p role seeds resp=() gossip=() raftaddr=()
+	for i in 0 1 2; do
+		resp+=("$(freeport)")
+		gossip+=("127.0.0.1:$(freeport)")
+		raftaddr+=("127.0.0.1:$(freeport)")
+	done
+	seeds=$(IFS=,; echo "${gossip[*]}")
+	for i in 0 1 2; do
+		"$work/goblind" --id "n$i" --addr "127.0.0.1:${resp[$i]}" --raft-addr "${raftaddr[$i]}" \
+			--gossip-addr "${gossip[$i]}" --join "$seeds" --bootstrap-expect 3 --data "$work/data-$name-n$i" \
+			--fsync everysec --double-format "$double" --log-level info >"$work/goblind-$name-n$i.log" 2>&1 &
+		goblind_pids+=($!)
+	done
+	port=
+	for _ in $(seq 1 300); do
+		for p in "${resp[@]}"; do
+			role=$(redis-cli -p "$p" ROLE 2>/dev/null | head -2 | tr '\n' ' ' || true)
+			# A follower answers "slave <leader's host> ..." once it knows the leader.
+			case $role in "slave 127.0.0.1 "*) port=$p ;; esac
+		done
+		[ -n "$port" ] && break
+		sleep 0.1
+	done
+	[ -n "$port" ] || { echo "redis-suite: the 3-node cluster elected no leader" >&2; tail -n 20 "$work"/goblind-"$name"-n*.log >&2; exit 1; }
+	where="a follower (127.0.0.1:$port) of a 3-node goblind cluster"
 }
 
-# run_unit runs one test file against a fresh goblind: run_unit <unit>
-# <skip file> <what the skips are>.
+# run_unit runs one test file against a fresh goblind, or a fresh cluster's
+# follower: run_unit <unit> <skip file> <what the skips are> [cluster].
 failed=0
 run_unit() {
-	local unit=$1 skipfile=$2 why=$3 name
-	name=$(basename "$unit")
-	start_goblind "$name"
+	local unit=$1 skipfile=$2 why=$3 mode=${4:-} name where
+	name=$(basename "$unit")${mode:+-$mode}
+	if [ "$mode" = cluster ]; then
+		start_cluster "$name"
+	else
+		start_goblind "$name"
+	fi
 	grep -v '^\s*\(#\|$\)' "$skipfile" >"$work/skip-$name.txt"
-	echo "redis-suite: Redis $version tests/$unit.tcl against goblind 127.0.0.1:$port (--double-format $double)"
+	echo "redis-suite: Redis $version tests/$unit.tcl against $where (--double-format $double)"
 	set +e
 	(cd "$src" && ./runtest --host 127.0.0.1 --port "$port" --single "$unit" \
 		--ignore-encoding --ignore-digest --tags -needs:debug --tags -needs:repl \
@@ -122,7 +164,7 @@ run_unit() {
 	err=$(strip <"$work/run-$name.log" | grep -cE '^\[(err|exception|TIMEOUT)\]' || true)
 	skip=$(strip <"$work/run-$name.log" | grep -c '^\[skip\]' || true)
 	ignore=$(strip <"$work/run-$name.log" | grep -c '^\[ignore\]' || true)
-	echo "redis-suite: Redis $version $name.tcl: $ok passed, $err failed, $skip skipped ($why), $ignore left out by tag"
+	echo "redis-suite: Redis $version $(basename "$unit").tcl${mode:+ through a follower of a 3-node cluster}: $ok passed, $err failed, $skip skipped ($why), $ignore left out by tag"
 	if [ "$status" -ne 0 ] || [ "$err" -ne 0 ] || [ "$ok" -eq 0 ]; then
 		strip <"$work/run-$name.log" | tail -40 >&2
 		failed=1
@@ -131,4 +173,7 @@ run_unit() {
 
 run_unit unit/type/zset "$here/redis-suite.skip" "other data types"
 run_unit unit/acl "$here/redis-suite-acl.skip" "other data types, Pub/Sub, scripting, subcommands Goblin lacks"
+if [ "${CLUSTER:-1}" != 0 ]; then
+	run_unit unit/type/zset "$here/redis-suite.skip" "other data types" cluster
+fi
 exit "$failed"
