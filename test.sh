@@ -32,6 +32,7 @@ e2e_pid=$!
 e2e_done() {
 	local rc=0
 	wait "$e2e_pid" || rc=$?
+	e2e_pid=
 	phase "go test -race ./e2e (beside the phases above) ended"
 	cat "$e2e_log"
 	rm -f "$e2e_log"
@@ -55,7 +56,16 @@ e2e_stop() {
 	docker image ls --format '{{.Repository}}:{{.Tag}}' 2>/dev/null |
 		grep -E "^goblin(-drill)?-e2e:$GOBLIN_E2E_RUN-" | xargs -r docker rmi -f >/dev/null 2>&1 || true
 }
-trap e2e_stop EXIT
+# Redis's own test suites, run beside the later phases (below).
+suite_pid=
+suite_log=$(mktemp)
+fuzzbin=$(mktemp -d)
+on_exit() {
+	[ -z "$e2e_pid" ] || e2e_stop
+	[ -z "$suite_pid" ] || kill -- "-$suite_pid" 2>/dev/null || true
+	rm -rf "$suite_log" "$fuzzbin"
+}
+trap on_exit EXIT
 go test -race -count=1 -timeout 30m $(go list ./... | grep -v '/e2e$')
 # The RESP edge's tests once more, every server with the event loop.
 GOBLIN_TEST_EVENT_LOOP=1 go test -race -count=1 -timeout 10m ./resp/
@@ -68,21 +78,34 @@ go test -count=1 -timeout 5m -run 'TestClusterClients/RouteByLatency' ./e2e
 # coming back at new addresses run without the detector.
 go test -count=1 -timeout 5m -run 'TestAllNodesBackAtNewAddresses|TestNodesBackAtEachOthersAddresses' ./cluster
 
-phase "go test -tags invariants ./packed/ (every mutation checks the whole set)"
-go test -count=1 -timeout 10m -tags invariants ./packed/
-
-phase "Redis's own sorted-set and ACL tests against goblind"
+phase "Redis's own sorted-set and ACL tests against goblind, beside the phases below"
+# The suites (e2e/redis-suite.sh) mostly wait on Redis's Tcl client, one
+# command at a time, so they run beside the invariant checks and the
+# fuzzing, which is bounded in time, not in work; in a process group of
+# their own, so that a failure elsewhere stops them and the servers they
+# started. Their output is shown once they end.
 if command -v tclsh >/dev/null && command -v redis-server >/dev/null; then
-	e2e/redis-suite.sh
+	setsid e2e/redis-suite.sh >"$suite_log" 2>&1 &
+	suite_pid=$!
 elif [ "${GOBLIN_REQUIRE_REDIS:-}" = 1 ]; then
 	echo "tclsh or redis-server missing and GOBLIN_REQUIRE_REDIS=1" >&2
 	exit 1
 else
-	echo "skipped: needs tclsh and redis-server (apt-get install -y tcl redis-server)"
+	echo "skipped: needs tclsh and redis-server (apt-get install -y tcl redis-server)" >"$suite_log"
 fi
+suite_done() {
+	local rc=0
+	[ -z "$suite_pid" ] || wait "$suite_pid" || rc=$?
+	suite_pid=
+	phase "Redis's own sorted-set and ACL tests (beside the phases above) ended"
+	cat "$suite_log"
+	return "$rc"
+}
+
+phase "go test -tags invariants ./packed/ (every mutation checks the whole set)"
+go test -count=1 -timeout 10m -tags invariants ./packed/
 
 e2e_done
-trap - EXIT
 
 phase "fuzzing (${FUZZTIME} per target)"
 # Every Fuzz* function in every package runs alone, bounded in time. Each
@@ -91,8 +114,6 @@ phase "fuzzing (${FUZZTIME} per target)"
 # corpus and any failing input are, under testdata/fuzz), with the fuzz
 # cache go test would use: the same as go test -fuzz per target, without
 # linking the binary again for each.
-fuzzbin=$(mktemp -d)
-trap 'rm -rf "$fuzzbin"' EXIT
 fuzzcache="$(go env GOCACHE)/fuzz"
 while read -r pkg; do
 	targets=$(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$pkg"/*_test.go | sed 's/func //')
@@ -118,5 +139,7 @@ while read -r pkg; do
 		rm -f "$log"
 	done
 done < <(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u)
+
+suite_done
 
 phase "all tests passed"
