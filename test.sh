@@ -12,6 +12,42 @@ FUZZTIME=${FUZZTIME:-5s}
 # phase prints a phase's heading with the time the run has taken so far.
 phase() { printf '== %s (at %dm%02ds)\n' "$1" $((SECONDS / 60)) $((SECONDS % 60)); }
 
+# What runs in the background (e2e and Redis's own suites, below) is
+# stopped on the way out, and the temporary files removed.
+e2e_pid=
+suite_pid=
+suite_log=$(mktemp)
+fuzzbin=$(mktemp -d)
+on_exit() {
+	[ -z "$e2e_pid" ] || e2e_stop
+	[ -z "$suite_pid" ] || kill -- "-$suite_pid" 2>/dev/null || true
+	rm -rf "$suite_log" "$fuzzbin"
+}
+trap on_exit EXIT
+
+phase "Redis's own sorted-set and ACL tests against goblind, beside every phase below"
+# The suites (e2e/redis-suite.sh) mostly wait on Redis's Tcl client, one
+# command at a time, so they run beside everything else, in a process
+# group of their own, so that a failure elsewhere stops them and the
+# servers they started. Their output is shown at the end.
+if command -v tclsh >/dev/null && command -v redis-server >/dev/null; then
+	setsid e2e/redis-suite.sh >"$suite_log" 2>&1 &
+	suite_pid=$!
+elif [ "${GOBLIN_REQUIRE_REDIS:-}" = 1 ]; then
+	echo "tclsh or redis-server missing and GOBLIN_REQUIRE_REDIS=1" >&2
+	exit 1
+else
+	echo "skipped: needs tclsh and redis-server (apt-get install -y tcl redis-server)" >"$suite_log"
+fi
+suite_done() {
+	local rc=0
+	[ -z "$suite_pid" ] || wait "$suite_pid" || rc=$?
+	suite_pid=
+	phase "Redis's own sorted-set and ACL tests (beside the phases above) ended"
+	cat "$suite_log"
+	return "$rc"
+}
+
 phase "go vet"
 go vet ./...
 # The benchmark tool is its own module (bench/go.mod), so the server's
@@ -56,16 +92,6 @@ e2e_stop() {
 	docker image ls --format '{{.Repository}}:{{.Tag}}' 2>/dev/null |
 		grep -E "^goblin(-drill)?-e2e:$GOBLIN_E2E_RUN-" | xargs -r docker rmi -f >/dev/null 2>&1 || true
 }
-# Redis's own test suites, run beside the later phases (below).
-suite_pid=
-suite_log=$(mktemp)
-fuzzbin=$(mktemp -d)
-on_exit() {
-	[ -z "$e2e_pid" ] || e2e_stop
-	[ -z "$suite_pid" ] || kill -- "-$suite_pid" 2>/dev/null || true
-	rm -rf "$suite_log" "$fuzzbin"
-}
-trap on_exit EXIT
 go test -race -count=1 -timeout 30m $(go list ./... | grep -v '/e2e$')
 # The RESP edge's tests once more, every server with the event loop.
 GOBLIN_TEST_EVENT_LOOP=1 go test -race -count=1 -timeout 10m ./resp/
@@ -77,30 +103,6 @@ go test -count=1 -timeout 5m -run 'TestClusterClients/RouteByLatency' ./e2e
 # configuration change updates the peer's address: the tests of nodes
 # coming back at new addresses run without the detector.
 go test -count=1 -timeout 5m -run 'TestAllNodesBackAtNewAddresses|TestNodesBackAtEachOthersAddresses' ./cluster
-
-phase "Redis's own sorted-set and ACL tests against goblind, beside the phases below"
-# The suites (e2e/redis-suite.sh) mostly wait on Redis's Tcl client, one
-# command at a time, so they run beside the invariant checks and the
-# fuzzing, which is bounded in time, not in work; in a process group of
-# their own, so that a failure elsewhere stops them and the servers they
-# started. Their output is shown once they end.
-if command -v tclsh >/dev/null && command -v redis-server >/dev/null; then
-	setsid e2e/redis-suite.sh >"$suite_log" 2>&1 &
-	suite_pid=$!
-elif [ "${GOBLIN_REQUIRE_REDIS:-}" = 1 ]; then
-	echo "tclsh or redis-server missing and GOBLIN_REQUIRE_REDIS=1" >&2
-	exit 1
-else
-	echo "skipped: needs tclsh and redis-server (apt-get install -y tcl redis-server)" >"$suite_log"
-fi
-suite_done() {
-	local rc=0
-	[ -z "$suite_pid" ] || wait "$suite_pid" || rc=$?
-	suite_pid=
-	phase "Redis's own sorted-set and ACL tests (beside the phases above) ended"
-	cat "$suite_log"
-	return "$rc"
-}
 
 phase "go test -tags invariants ./packed/ (every mutation checks the whole set)"
 go test -count=1 -timeout 10m -tags invariants ./packed/
