@@ -15,18 +15,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// dockerNames returns the image and the compose project a test builds
-// and runs, named after what and after a random suffix. Under test.sh the
-// suffix begins with the run's tag (GOBLIN_E2E_RUN), so that a run stopped
-// before the tests' cleanups ran can remove what its tests left.
-func dockerNames(t testing.TB, what string) (image, project string) {
-	suffix := fmt.Sprintf("%d", testutil.Rand(t, 3).Uint32())
-	if run := os.Getenv("GOBLIN_E2E_RUN"); run != "" {
-		suffix = run + "-" + suffix
-	}
-	return what + ":" + suffix, what + "-" + suffix
-}
-
 // dockerRun runs a docker or docker-compose command and returns its
 // combined output.
 func dockerRun(t testing.TB, timeout time.Duration, env []string, name string, args ...string) (string, error) {
@@ -55,7 +43,7 @@ func TestDockerCompose(t *testing.T) {
 	if out, err := dockerRun(t, 20*time.Second, nil, "docker-compose", "version"); err != nil {
 		t.Skipf("docker-compose is not available: %v: %s", err, strings.TrimSpace(out))
 	}
-	image, project := dockerNames(t, "goblin-e2e")
+	image, project := testutil.DockerNames(t, "goblin-e2e")
 	if out, err := dockerRun(t, 5*time.Minute, nil, "scripts/docker-image.sh", image); err != nil {
 		t.Fatalf("building the image: %v\n%s", err, out)
 	}

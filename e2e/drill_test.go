@@ -267,7 +267,7 @@ func TestDrillCompose(t *testing.T) {
 	if out, err := dockerRun(t, 20*time.Second, nil, "docker-compose", "version"); err != nil {
 		t.Skipf("docker-compose is not available: %v: %s", err, strings.TrimSpace(out))
 	}
-	image, project := dockerNames(t, "goblin-drill-e2e")
+	image, project := testutil.DockerNames(t, "goblin-drill-e2e")
 	if out, err := dockerRun(t, 5*time.Minute, nil, "scripts/docker-image.sh", image); err != nil {
 		t.Fatalf("building the image: %v\n%s", err, out)
 	}

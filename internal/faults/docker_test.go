@@ -11,20 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// dockerNames returns the compose project and the image tag a test runs
-// under. Under test.sh they carry the run's tag (GOBLIN_E2E_RUN), as the
-// e2e tests' do, so that a run stopped before the tests' cleanups ran
-// removes what they left.
-func dockerNames(what string) (project, tag string) {
-	if run := os.Getenv("GOBLIN_E2E_RUN"); run != "" {
-		suffix := fmt.Sprintf("%s-faults-%s-%d", run, what, os.Getpid())
-		return "goblin-e2e-" + suffix, "goblin-e2e:" + suffix
-	}
-	project = fmt.Sprintf("faults-%s-%d", what, os.Getpid())
-	return project, project + ":latest"
-}
+	"github.com/goblindb/goblin/internal/testutil"
+)
 
 // dockerNetwork creates a project's network, labelled as compose labels
 // its own, and removes it when the test ends.
@@ -67,7 +56,7 @@ func TestCompose(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an image and runs a container")
 	}
-	project, tag := dockerNames("test")
+	tag, project := testutil.DockerNames(t, "goblin-e2e")
 	c := &Compose{Project: project, Timeout: 2 * time.Minute}
 	if err := c.Available(); errors.Is(err, ErrUnsupported) {
 		t.Skip(err)
@@ -156,7 +145,7 @@ func TestComposeNetwork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds an image and runs containers")
 	}
-	project, tag := dockerNames("net")
+	tag, project := testutil.DockerNames(t, "goblin-e2e")
 	c := &Compose{Project: project, Timeout: 2 * time.Minute}
 	if err := c.Available(); errors.Is(err, ErrUnsupported) {
 		t.Skip(err)

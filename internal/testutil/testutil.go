@@ -1,8 +1,9 @@
 // Package testutil holds the helpers Goblin's tests share: the seed of a
 // randomized test, the size of a scale test, polling for a condition, a
-// buffer a logger and the test both use, grouping a history by key, free
-// loopback addresses, a reference redis-server, and tmpfs mounts for
-// disk-full tests. It is imported by tests only.
+// buffer a logger and the test both use, grouping a history by key, names
+// for Docker tests' images and projects, free loopback addresses, a
+// reference redis-server, and tmpfs mounts for disk-full tests. It is
+// imported by tests only.
 package testutil
 
 import (
@@ -53,6 +54,20 @@ func ScaleMembers(t testing.TB, def int) (n int, set bool) {
 func Rand(t testing.TB, stream uint64) *rand.Rand {
 	t.Helper()
 	return rand.New(rand.NewPCG(Seed(t), stream))
+}
+
+// DockerNames returns the image and the compose project a test builds
+// and runs, named after what and after a random suffix. Under test.sh the
+// suffix begins with the run's tag (GOBLIN_E2E_RUN), and what is
+// goblin-e2e or goblin-drill-e2e, so that a run stopped before the tests'
+// cleanups ran can remove what its tests left.
+func DockerNames(t testing.TB, what string) (image, project string) {
+	t.Helper()
+	suffix := fmt.Sprintf("%d", Rand(t, 3).Uint32())
+	if run := os.Getenv("GOBLIN_E2E_RUN"); run != "" {
+		suffix = run + "-" + suffix
+	}
+	return what + ":" + suffix, what + "-" + suffix
 }
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers and readers,
