@@ -21,6 +21,14 @@ type ClusterNode struct {
 	Gossip string
 }
 
+// steadyArgs are the flags of a cluster whose test checks that no
+// election happened: a heartbeat timeout of 1s, since the default 300ms
+// lease is shorter than the stalls a node gets on a 2-CPU machine that
+// runs the race-detector tests beside it (a leader can go 300-500ms
+// without hearing a follower there), while what such a test guards
+// against (heartbeats held up for good, or for seconds) still shows.
+var steadyArgs = []string{"--heartbeat-timeout", "1s"}
+
 // ClusterOptions configure StartCluster.
 type ClusterOptions struct {
 	Size   int      // nodes

@@ -19,14 +19,9 @@ import (
 // leader (a transaction of 1.2 MB), with no election; one over 16 MiB is
 // refused with its error, nothing applied; and goblind import
 // copies a set whose DUMP payload passes the limit (as ZADDs under it).
-//
-// The nodes run with a heartbeat timeout of 1s: the default 300ms lease
-// is shorter than the stalls a node gets on a 2-CPU machine that runs
-// the race-detector tests beside it (a leader can go 300-500ms without
-// hearing a follower there); pieces that held a node's heartbeats for a
-// second would still show.
+// The nodes run with steadyArgs.
 func TestLargeWritesInCluster(t *testing.T) {
-	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3, Args: []string{"--heartbeat-timeout", "1s"}})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3, Args: steadyArgs})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	ctx := context.Background()
 	lc := leader.Client()

@@ -142,16 +142,12 @@ func TestMaxClientsUnderFileLimit(t *testing.T) {
 // TestMaxClientsKeepsPeerDescriptors: a cluster's leader whose clients
 // fill its open-files limit still replicates, takes forwarded writes and
 // stays leader: the peers' descriptors are out of the clients' reach.
-//
-// The nodes run with a heartbeat timeout of 1s, as in
-// TestLargeWritesInCluster: a leader that lost its peers' descriptors
-// would stay unheard for good, and the default 300ms lease is shorter
-// than the stalls a loaded 2-CPU test machine gives a node.
+// The nodes run with steadyArgs.
 func TestMaxClientsKeepsPeerDescriptors(t *testing.T) {
 	if _, err := exec.LookPath("prlimit"); err != nil {
 		t.Skip("prlimit is not installed")
 	}
-	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3, Args: []string{"--heartbeat-timeout", "1s"}})
+	nodes := StartCluster(t, testutil.Rand(t, 3), ClusterOptions{Size: 3, Args: steadyArgs})
 	leader := WaitLeader(t, nodes, 30*time.Second)
 	ctx := context.Background()
 	lc := leader.Client(func(o *redis.Options) { o.PoolSize = 1 })
