@@ -84,29 +84,11 @@ start() {
 		SPIDS+=($!)
 		;;
 	goblin-3node)
-		local ports=() gossip=() seeds=""
-		for i in 1 2 3; do
-			ports+=("$(freeport)")
-			gossip+=("127.0.0.1:$(freeport)")
-		done
-		seeds=$(IFS=,; echo "${gossip[*]}")
-		for i in 0 1 2; do
-			mkdir -p "$dir/n$i"
-			# shellcheck disable=SC2086
-			"$GOBLIND" --id "n$i" --addr "127.0.0.1:${ports[$i]}" --raft-addr "127.0.0.1:$(freeport)" \
-				--gossip-addr "${gossip[$i]}" --join "$seeds" --bootstrap-expect 3 --leave-on-shutdown=false \
-				--data "$dir/n$i" --fsync everysec "${PACKED[@]}" --log-level warn $GOBLIND_ARGS 2>"$dir/n$i.log" &
-			SPIDS+=($!)
-		done
-		PORT=""
-		for _ in $(seq 300); do
-			for p in "${ports[@]}"; do
-				if [ "$(redis-cli -p "$p" ROLE 2>/dev/null | head -1)" = master ]; then PORT=$p; fi
-			done
-			[ -n "$PORT" ] && break
-			sleep 0.1
-		done
-		[ -n "$PORT" ] || { echo "3-node cluster elected no leader" >&2; return 1; }
+		# shellcheck disable=SC2086
+		start_goblin_cluster "$GOBLIND" "$dir" --leave-on-shutdown=false --fsync everysec "${PACKED[@]}" \
+			--log-level warn $GOBLIND_ARGS
+		SPIDS+=("${CLUSTER_PIDS[@]}")
+		PORT=$(goblin_leader) || return 1
 		;;
 	*)
 		echo "unknown engine $engine" >&2

@@ -34,6 +34,47 @@ while True:
 EOF
 }
 
+# start_goblin_cluster BIN DIR [FLAG...]: three goblind (n0, n1, n2)
+# forming one cluster on free loopback ports, node i's data in DIR/n<i>
+# and its output in DIR/n<i>.log, each with the flags given. Sets
+# CLUSTER_PORTS (their RESP ports, in node order) and CLUSTER_PIDS; the
+# caller waits for the role it needs (goblin_leader).
+start_goblin_cluster() {
+	local bin=$1 dir=$2 i seeds gossip=()
+	shift 2
+	CLUSTER_PORTS=()
+	CLUSTER_PIDS=()
+	for i in 0 1 2; do
+		CLUSTER_PORTS+=("$(freeport)")
+		gossip+=("127.0.0.1:$(freeport)")
+	done
+	seeds=$(IFS=,; echo "${gossip[*]}")
+	for i in 0 1 2; do
+		mkdir -p "$dir/n$i"
+		"$bin" --id "n$i" --addr "127.0.0.1:${CLUSTER_PORTS[$i]}" --raft-addr "127.0.0.1:$(freeport)" \
+			--gossip-addr "${gossip[$i]}" --join "$seeds" --bootstrap-expect 3 --data "$dir/n$i" \
+			"$@" >"$dir/n$i.log" 2>&1 &
+		CLUSTER_PIDS+=($!)
+	done
+}
+
+# goblin_leader: prints the port, among CLUSTER_PORTS, of the node that
+# leads, once one does (bounded); fails if none does.
+goblin_leader() {
+	local p
+	for _ in $(seq 300); do
+		for p in "${CLUSTER_PORTS[@]}"; do
+			if [ "$(redis-cli -p "$p" ROLE 2>/dev/null | head -1)" = master ]; then
+				echo "$p"
+				return 0
+			fi
+		done
+		sleep 0.1
+	done
+	echo "3-node cluster elected no leader" >&2
+	return 1
+}
+
 # waitping PORT: until the server answers PING (bounded).
 waitping() {
 	for _ in $(seq 300); do

@@ -131,29 +131,11 @@ start() {
 		SPIDS+=($!)
 		;;
 	goblin-3node)
-		local ports=() gossip=() seeds
-		for _ in 1 2 3; do
-			ports+=("$(freeport)")
-			gossip+=("127.0.0.1:$(freeport)")
-		done
-		seeds=$(IFS=,; echo "${gossip[*]}")
-		for i in 0 1 2; do
-			mkdir -p "$dir/n$i"
-			"$GOBLIND" --id "n$i" --addr "127.0.0.1:${ports[$i]}" --raft-addr "127.0.0.1:$(freeport)" \
-				--gossip-addr "${gossip[$i]}" --join "$seeds" --bootstrap-expect 3 \
-				--data "$dir/n$i" --fsync always --log-level warn 2>"$dir/n$i.log" &
-			SPIDS+=($!)
-		done
-		PORT=""
-		for _ in $(seq 300); do
-			for p in "${ports[@]}"; do
-				[ "$(redis-cli -p "$p" ROLE 2>/dev/null | head -1)" = master ] && PORT=$p
-			done
-			[ -n "$PORT" ] && break
-			sleep 0.1
-		done
-		[ -n "$PORT" ] || { echo "3-node cluster elected no leader" >&2; return 1; }
-		for p in "${ports[@]}"; do [ "$p" != "$PORT" ] && SECOND=$p && break; done
+		start_goblin_cluster "$GOBLIND" "$dir" --fsync always --log-level warn
+		SPIDS+=("${CLUSTER_PIDS[@]}")
+		PORT=$(goblin_leader) || return 1
+		local p
+		for p in "${CLUSTER_PORTS[@]}"; do [ "$p" != "$PORT" ] && SECOND=$p && break; done
 		;;
 	*)
 		echo "unknown engine $engine" >&2

@@ -84,7 +84,7 @@ sed -i '1s/^start_server {tags {"acl external:skip"}} {$/start_server {tags {"ac
 double=7.2
 case "$version" in 7.0.*|6.*) double=7.0 ;; esac
 (cd "$root" && go build -o "$work/goblind" ./cmd/goblind)
-# freeport, for the cluster's ports (each handed out once, under $WORK).
+# start_goblin_cluster and freeport (each port handed out once, under $WORK).
 WORK=$work
 . "$root/bench/lib.sh"
 strip() { sed 's/\x1b\[[0-9;]*m//g'; }
@@ -100,7 +100,7 @@ start_goblind() {
 	for _ in $(seq 1 200); do
 		addr=$(grep -o 'ready to accept connections: addr=[^ ]*' "$work/goblind-$name.log" | sed 's/.*addr=//' || true)
 		[ -n "$addr" ] && break
-		kill -0 "${goblind_pids[0]}" 2>/dev/null || { cat "$work/goblind-$name.log" >&2; exit 1; }
+		kill -0 "${goblind_pids[-1]}" 2>/dev/null || { cat "$work/goblind-$name.log" >&2; exit 1; }
 		sleep 0.05
 	done
 	[ -n "$addr" ] || { echo "redis-suite: goblind did not start" >&2; cat "$work/goblind-$name.log" >&2; exit 1; }
@@ -111,22 +111,12 @@ start_goblind() {
 # start_cluster starts three goblind as a cluster, on free ports, and sets
 # port to a follower's once a leader is elected and the follower knows it.
 start_cluster() {
-	local name=$1 i p role seeds resp=() gossip=() raftaddr=()
-	for i in 0 1 2; do
-		resp+=("$(freeport)")
-		gossip+=("127.0.0.1:$(freeport)")
-		raftaddr+=("127.0.0.1:$(freeport)")
-	done
-	seeds=$(IFS=,; echo "${gossip[*]}")
-	for i in 0 1 2; do
-		"$work/goblind" --id "n$i" --addr "127.0.0.1:${resp[$i]}" --raft-addr "${raftaddr[$i]}" \
-			--gossip-addr "${gossip[$i]}" --join "$seeds" --bootstrap-expect 3 --data "$work/data-$name-n$i" \
-			--fsync everysec --double-format "$double" --log-level info >"$work/goblind-$name-n$i.log" 2>&1 &
-		goblind_pids+=($!)
-	done
+	local name=$1 p role
+	start_goblin_cluster "$work/goblind" "$work/cluster-$name" --fsync everysec --double-format "$double" --log-level info
+	goblind_pids+=("${CLUSTER_PIDS[@]}")
 	port=
 	for _ in $(seq 1 300); do
-		for p in "${resp[@]}"; do
+		for p in "${CLUSTER_PORTS[@]}"; do
 			role=$(redis-cli -p "$p" ROLE 2>/dev/null | head -2 | tr '\n' ' ' || true)
 			# A follower answers "slave <leader's host> ..." once it knows the leader.
 			case $role in "slave 127.0.0.1 "*) port=$p ;; esac
@@ -134,7 +124,7 @@ start_cluster() {
 		[ -n "$port" ] && break
 		sleep 0.1
 	done
-	[ -n "$port" ] || { echo "redis-suite: the 3-node cluster elected no leader" >&2; tail -n 20 "$work"/goblind-"$name"-n*.log >&2; exit 1; }
+	[ -n "$port" ] || { echo "redis-suite: the 3-node cluster elected no leader" >&2; tail -n 20 "$work/cluster-$name"/n*.log >&2; exit 1; }
 	where="a follower (127.0.0.1:$port) of a 3-node goblind cluster"
 }
 
