@@ -30,13 +30,14 @@
 // first, whatever the mode, so only the last segment can have a torn
 // tail).
 //
-// The synced offsets record what is known to be on stable storage: the
-// header's sync mark is rewritten in place after every fdatasync of the
-// segment (after every batch with SyncEveryBatch, at every Sync without
-// it), and each batch header carries the synced offset as it was when the
-// batch was written. Neither costs an fsync of its own: the mark reaches
-// the disk with the segment's next fdatasync (and at Close), and until
-// then it can only be stale, never claim too much.
+// The synced offsets record what is known to be on stable storage: each
+// batch header carries the synced offset as it was when the batch was
+// written, and the header's sync mark is rewritten in place after a
+// fdatasync, at most once per 100 ms while appends go on (mark.go tells
+// why and when). Neither costs an fsync of its own while appends go on:
+// the mark reaches the disk with the segment's next fdatasync; a log that
+// stops appending syncs its mark within 100 ms, and at Close. A mark can
+// only be stale, never claim too much.
 //
 // The manifest (manifest.go) names the last segment, so a missing tail
 // segment is noticed.
@@ -78,7 +79,8 @@
 //     everysec, what a power loss may take): the segment is cut there,
 //     with a warning naming what was cut;
 //   - damage below the synced offset (a flipped bit in an acknowledged
-//     batch, the final one included), damage after a damaged sync mark
+//     batch, the final one included once the mark or a later batch
+//     records it synced), damage after a damaged sync mark
 //     (whether it was synced is then unknown), damage in any segment but the last,
 //     a segment shorter than its synced offset, a gap between segments,
 //     or a missing last segment is ErrCorrupt, and Open fails rather than

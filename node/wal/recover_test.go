@@ -84,6 +84,7 @@ func newFinalWrite(t *testing.T, r *rand.Rand, data []byte, middle []byte) *fina
 	if err := l.StoreLogs(batch); err != nil {
 		t.Fatal(err)
 	}
+	l.markQuiet() // as markDelay after it, nothing appended since
 	fw.post = copyDir(t, dir)
 	_, fw.after = lastSegment(t, dir)
 	return fw

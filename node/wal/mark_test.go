@@ -1,0 +1,60 @@
+package wal
+
+import (
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/goblindb/goblin/internal/testutil"
+)
+
+// headerMark reads the sync mark of the segment at path (base 1).
+func headerMark(t *testing.T, path string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, ok := parseMark(b[:segHeaderLenV2], 1)
+	if !ok {
+		t.Fatalf("%s: damaged sync mark", path)
+	}
+	return m
+}
+
+// TestMarkFollowsQuietly: appends in a burst do not each rewrite the sync
+// mark, and once they stop the mark catches up with the final batch, with
+// a fdatasync of its own, without waiting for Close.
+func TestMarkFollowsQuietly(t *testing.T) {
+	r := testutil.Rand(t, 0)
+	var syncs atomic.Int64
+	dir := t.TempDir()
+	l := open(t, dir, Options{SyncEveryBatch: true, OnSync: func(time.Duration) { syncs.Add(1) }})
+	defer l.Close()
+	appendRandom(t, r, l, model{}, 1, 1, 1)
+	path, first := lastSegment(t, dir)
+	if m := headerMark(t, path); m != first {
+		t.Fatalf("mark %d after the first batch, want %d: a log that has not marked for markDelay marks at once", m, first)
+	}
+	// A burst: however long it takes, the mark is written at most once per
+	// markDelay, so it cannot follow all of its batches.
+	start := time.Now()
+	marks := map[int64]bool{}
+	for i := uint64(2); i <= 200; i++ {
+		appendRandom(t, r, l, model{}, i, i, 1)
+		marks[headerMark(t, path)] = true
+	}
+	if limit := int(time.Since(start)/markDelay) + 2; len(marks) > limit {
+		t.Fatalf("%d distinct marks during a burst of %v, want at most %d", len(marks), time.Since(start), limit)
+	}
+	_, size := lastSegment(t, dir)
+	n := syncs.Load()
+	deadline := time.Now().Add(10 * markDelay)
+	for headerMark(t, path) != size || syncs.Load() == n {
+		if time.Now().After(deadline) {
+			t.Fatalf("mark %d, %d fdatasyncs since the burst, %v after it: want %d and one", headerMark(t, path), syncs.Load()-n, 10*markDelay, size)
+		}
+		time.Sleep(markDelay / 10)
+	}
+}
