@@ -281,9 +281,9 @@ func (g *groupCommit) run() {
 }
 
 // handOver gives the held entries to Raft, in order, as one batch: as
-// groups of entries (raftfsm/group.go), each one Raft log entry, of up to
-// maxGroupBytes (an entry that size or larger goes alone), or one by one
-// while the group gate is closed.
+// groups of entries (raftfsm/group.go), each one Raft log entry, of less
+// than maxGroupBytes (an entry that size or larger goes alone), or one by
+// one while the group gate is closed.
 func (g *groupCommit) handOver() {
 	if len(g.queue) == 0 {
 		return
@@ -292,7 +292,7 @@ func (g *groupCommit) handOver() {
 	idle := !g.busy.Load()
 	for i, n := 0, 0; i < len(g.queue); n++ {
 		j, size := i+1, len(g.queue[i].data)
-		for grouped && j < len(g.queue) && size+len(g.queue[j].data) < maxGroupBytes {
+		for grouped && j < len(g.queue) && size+len(g.queue[j].data) < maxGroupBytes() {
 			size += len(g.queue[j].data)
 			j++
 		}
@@ -310,8 +310,10 @@ func (g *groupCommit) handOver() {
 	g.held.Store(0)
 }
 
-// maxGroupBytes bounds the entries gathered into one group.
-const maxGroupBytes = 1 << 20
+// maxGroupBytes bounds the entries gathered into one group: a cluster's
+// entry limit, so that the pieces of a split write (chunks.go), each of up
+// to that size, go to Raft one a log entry.
+func maxGroupBytes() int { return maxClusterEntryBytes }
 
 // enqueueWait is how long the n'th entry (from 0) of a batch may wait to
 // enter Raft's queue: without limit while the queue has room for certain,
