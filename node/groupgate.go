@@ -6,14 +6,15 @@ import (
 	"github.com/goblindb/goblin/raftfsm"
 )
 
-// The group gate: the leader writes a batch as one group entry (raftfsm/group.go) only once every server of the Raft
-// configuration has said through gossip that it applies groups
-// (Member.Entries). A build from before groups would record a group as a
-// failed entry while the others apply it, and the nodes' states would
-// part; so during a rolling upgrade, while any server runs such a build or
-// has not been heard from, the leader writes the entries of a batch one by
-// one, as that build does, and groups once the last server has been
-// upgraded. A single node without peers has no one to wait for.
+// The group gate: the leader writes a batch as one group entry
+// (raftfsm/group.go) only once every server of the Raft configuration has
+// said through gossip that it applies groups (Member.Entries). A build
+// from before groups would record a group as a failed entry while the
+// others apply it, and the nodes' states would part; so during a rolling
+// upgrade, while any server runs such a build or has not been heard from,
+// the leader writes the entries of a batch one by one, as that build does,
+// and groups once the last server has been upgraded. A single node without
+// peers has no one to wait for.
 //
 // The leader checks the gate once a second (groupGateEvery), when it is
 // elected and when it changes the configuration; group commit reads the
