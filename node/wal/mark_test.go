@@ -37,23 +37,25 @@ func TestMarkFollowsQuietly(t *testing.T) {
 	if m := headerMark(t, path); m != first {
 		t.Fatalf("mark %d after the first batch, want %d: a log that has not marked for markDelay marks at once", m, first)
 	}
-	// A burst: however long it takes, the mark is written at most once per
-	// markDelay, so it cannot follow all of its batches.
+	// A burst: however long it takes, the mark is written at most twice
+	// per markDelay (after a fdatasync, and by the timer), so it cannot
+	// follow all of its batches.
 	start := time.Now()
 	marks := map[int64]bool{}
 	for i := uint64(2); i <= 200; i++ {
 		appendRandom(t, r, l, model{}, i, i, 1)
 		marks[headerMark(t, path)] = true
 	}
-	if limit := int(time.Since(start)/markDelay) + 2; len(marks) > limit {
+	if limit := 2*int(time.Since(start)/markDelay) + 3; len(marks) > limit {
 		t.Fatalf("%d distinct marks during a burst of %v, want at most %d", len(marks), time.Since(start), limit)
 	}
 	_, size := lastSegment(t, dir)
 	n := syncs.Load()
-	deadline := time.Now().Add(10 * markDelay)
+	const patience = 5 * time.Second // markDelay, on a loaded machine
+	deadline := time.Now().Add(patience)
 	for headerMark(t, path) != size || syncs.Load() == n {
 		if time.Now().After(deadline) {
-			t.Fatalf("mark %d, %d fdatasyncs since the burst, %v after it: want %d and one", headerMark(t, path), syncs.Load()-n, 10*markDelay, size)
+			t.Fatalf("mark %d, %d fdatasyncs since the burst, %v after it: want %d and one", headerMark(t, path), syncs.Load()-n, patience, size)
 		}
 		time.Sleep(markDelay / 10)
 	}
