@@ -190,7 +190,6 @@ func (l *Log) cutSegment(s *segment, cut int64) error {
 		if err := datasync(s.f); err != nil {
 			return err
 		}
-		s.markSynced = s.mark
 	}
 	s.unmap()
 	if err := cutBatch(s.f, s.ver, cut); err != nil {

@@ -32,12 +32,11 @@
 //
 // The synced offsets record what is known to be on stable storage: each
 // batch header carries the synced offset as it was when the batch was
-// written, and the header's sync mark is rewritten in place after a
-// fdatasync, at most about once per 10 ms while appends go on (mark.go tells
-// why and when). Neither costs an fsync of its own while appends go on:
-// the mark reaches the disk with the segment's next fdatasync; a log that
-// stops appending syncs its mark within 10 ms, and at Close. A mark can
-// only be stale, never claim too much.
+// written, and the header's sync mark is rewritten in place within 10 ms
+// of a fdatasync, at most about once per 10 ms while appends go on
+// (mark.go tells why and when). Neither costs an fsync of its own: the
+// mark reaches the disk with the segment's next fdatasync (and at Close),
+// and until then it can only be stale, never claim too much.
 //
 // The manifest (manifest.go) names the last segment, so a missing tail
 // segment is noticed.

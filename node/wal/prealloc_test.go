@@ -92,7 +92,7 @@ func TestPreallocatedTornWrite(t *testing.T) {
 	before := s.size
 	appendRandom(t, r, l, m, 301, 301, 1)
 	after := s.size
-	l.markQuiet() // as markDelay after it, nothing appended since
+	l.markNow() // as markDelay after it
 
 	torn := copyDir(t, dir)
 	f, err := os.OpenFile(segFiles(t, torn)[0], os.O_WRONLY, 0)

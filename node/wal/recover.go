@@ -102,7 +102,7 @@ func (l *Log) recover() error {
 		if r.markBad {
 			mark = 0
 		}
-		s := &segment{base: base, first: base, ver: v, path: path, f: f, offs: r.offs, size: int64(r.end), alloc: alloc, synced: r.synced, mark: mark, markSynced: mark}
+		s := &segment{base: base, first: base, ver: v, path: path, f: f, offs: r.offs, size: int64(r.end), alloc: alloc, synced: r.synced, mark: mark}
 		if n := len(l.segs); n > 0 {
 			prev := l.segs[n-1]
 			if len(prev.offs) == 0 || prev.lastIndex()+1 != base {

@@ -84,7 +84,7 @@ func newFinalWrite(t *testing.T, r *rand.Rand, data []byte, middle []byte) *fina
 	if err := l.StoreLogs(batch); err != nil {
 		t.Fatal(err)
 	}
-	l.markQuiet() // as markDelay after it, nothing appended since
+	l.markNow() // as markDelay after it
 	fw.post = copyDir(t, dir)
 	_, fw.after = lastSegment(t, dir)
 	return fw
@@ -402,7 +402,7 @@ func FuzzRecover(f *testing.F) {
 		var name string
 		for i := uint64(1); i <= 30; i += 3 {
 			if i == 28 {
-				l.markQuiet() // as markDelay after batch 25-27: the mark says 27
+				l.markNow() // as markDelay after batch 25-27: the mark says 27
 				files := segFiles(t, dir)
 				name = files[len(files)-1]
 				pre, _ = os.ReadFile(name)

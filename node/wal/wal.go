@@ -57,14 +57,12 @@ type Log struct {
 	mark   []byte   // (w) sync mark buffer
 	dirty  bool     // (w) appended since the last sync
 	closed bool     // (w)
-	// appends counts the batches appended; markTimer checks the sync
-	// mark markDelay after a fdatasync (mark.go), when markArmed, noting
-	// in markAppends the appends it started from; markedAt is when the
-	// mark was last written. (w)
-	appends, markAppends uint64
-	markTimer            *time.Timer
-	markArmed            bool
-	markedAt             time.Time
+	// markTimer writes the sync mark markDelay after a fdatasync
+	// (mark.go), when markArmed; markedAt is when the mark was last
+	// written. (w)
+	markTimer *time.Timer
+	markArmed bool
+	markedAt  time.Time
 	// repair is a segment holding part of an append that failed and could
 	// not be cut yet: the next append cuts it first. (w)
 	repair *segment
@@ -106,12 +104,11 @@ type segment struct {
 	alloc int64
 	// synced is how many bytes are known to be on stable storage, mark
 	// what the header's sync mark says (version 2; it trails synced until
-	// the mark is written, mark.go, or when writing it failed), and
-	// markSynced the mark known to be on stable storage. gen counts
+	// the mark is written, mark.go, or when writing it failed). gen counts
 	// truncations and removal, so a Sync running without the lock can
 	// tell its result is stale. (w)
-	synced, mark, markSynced int64
-	gen                      uint64
+	synced, mark int64
+	gen          uint64
 	// win maps the preallocated zeros the next appends overwrite
 	// (mapped_linux.go). (w)
 	win window
@@ -319,10 +316,8 @@ func (l *Log) storeBatch(logs []*raft.Log, syncNow bool) error {
 	}
 	l.last = logs[len(logs)-1].Index
 	l.mu.Unlock()
-	l.appends++
 	if syncNow {
-		// The mark, if written since the last sync, is on disk too.
-		s.synced, s.markSynced = s.size, s.mark
+		s.synced = s.size
 		l.markLater()
 	}
 	return nil
@@ -429,7 +424,7 @@ func (l *Log) createSegment(base uint64) (*segment, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("wal: creating segment: %w", err)
 	}
-	s := &segment{base: base, first: base, ver: v2, path: path, f: f, size: segHeaderLenV2, synced: segHeaderLenV2, mark: segHeaderLenV2, markSynced: segHeaderLenV2}
+	s := &segment{base: base, first: base, ver: v2, path: path, f: f, size: segHeaderLenV2, synced: segHeaderLenV2, mark: segHeaderLenV2}
 	if renamed, err := l.writeManifest(base); err != nil {
 		if renamed {
 			return s, err
@@ -455,7 +450,7 @@ func (l *Log) Sync() error {
 		return nil
 	}
 	s := l.segs[len(l.segs)-1]
-	size, gen, mark := s.size, s.gen, s.mark
+	size, gen := s.size, s.gen
 	l.dirty = false
 	l.wmu.Unlock()
 	err := l.sync(s.f)
@@ -468,12 +463,9 @@ func (l *Log) Sync() error {
 		l.dirty = true
 		return fmt.Errorf("wal: fdatasync: %w", err)
 	}
-	if !l.closed && s.gen == gen {
-		s.markSynced = max(s.markSynced, mark)
-		if size > s.synced {
-			s.synced = size
-			l.markLater()
-		}
+	if !l.closed && s.gen == gen && size > s.synced {
+		s.synced = size
+		l.markLater()
 	}
 	return nil
 }
