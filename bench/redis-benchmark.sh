@@ -120,10 +120,21 @@ start() {
 			SPIDS+=($!)
 		done
 		waitping "$PORT"
+		# Measured only once both replicas hold the primary's data and
+		# take its stream (state=online): a replica merely connected may
+		# still wait for its first sync (Redis's diskless sync waits
+		# repl-diskless-sync-delay, 5 s, for more replicas), and until it
+		# ends the primary feeds no replica at all.
+		local online=0
 		for _ in $(seq 300); do
-			[ "$(redis-cli -p "$PORT" INFO replication | tr -d '\r' | awk -F: '/^connected_slaves/ {print $2}')" = 2 ] && break
+			online=$(redis-cli -p "$PORT" INFO replication | grep -c '^slave[0-9]*:.*state=online' || true)
+			[ "$online" = 2 ] && break
 			sleep 0.1
 		done
+		if [ "$online" != 2 ]; then
+			echo "redis-repl: $online of 2 replicas in sync after 30 s" >&2
+			return 1
+		fi
 		;;
 	goblin-always | goblin-everysec)
 		"$GOBLIND" --addr "127.0.0.1:$PORT" --data "$dir" --fsync "${engine#goblin-}" \
