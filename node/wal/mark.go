@@ -38,9 +38,8 @@ func (l *Log) markLater() {
 	if l.closed || len(l.segs) == 0 {
 		return
 	}
-	if now := time.Now(); now.Sub(l.markedAt) >= markDelay {
-		l.markedAt = now
-		l.writeMark(l.segs[len(l.segs)-1])
+	if time.Since(l.markedAt) >= markDelay {
+		l.markActive()
 		return
 	}
 	if l.markArmed {
@@ -59,6 +58,12 @@ func (l *Log) markNow() {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	l.markArmed = false
+	l.markActive()
+}
+
+// markActive writes the active segment's mark now, unless the log is
+// closed (wmu held).
+func (l *Log) markActive() {
 	if l.closed || len(l.segs) == 0 {
 		return
 	}
