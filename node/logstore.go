@@ -187,6 +187,9 @@ func openStores(dir string, mode Fsync, want LogStore, deferLeader bool, inject 
 			Logf:           func(format string, args ...any) { walLog.Warn(fmt.Sprintf(format, args...)) },
 			Inject:         inject,
 			OnSync:         s.stats.fsync.Record,
+			// A cluster's nodes: a plain fdatasync held a node's only
+			// thread for its whole length (wal's aiosync_linux.go).
+			SyncBeside: deferLeader,
 		})
 		if err != nil {
 			s.stable.Close()

@@ -45,11 +45,15 @@ func (l *Log) sync(f *os.File) error {
 	if err := l.inject(OpSync); err != nil {
 		return err
 	}
+	sync := datasync
+	if l.opts.SyncBeside {
+		sync = datasyncBeside
+	}
 	if l.opts.OnSync == nil {
-		return datasync(f)
+		return sync(f)
 	}
 	start := time.Now()
-	err := datasync(f)
+	err := sync(f)
 	l.opts.OnSync(time.Since(start))
 	return err
 }

@@ -1,0 +1,99 @@
+//go:build linux && (amd64 || arm64)
+
+package wal
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/goblindb/goblin/internal/testutil"
+)
+
+// With SyncBeside, the log's fdatasyncs go through AIO, and what they
+// synced reads back after a reopen.
+func TestSyncBesideUsesAIO(t *testing.T) {
+	r := testutil.Rand(t, 0)
+	dir := t.TempDir()
+	opts := Options{SyncEveryBatch: true, SyncBeside: true, SegmentSize: 8 << 10}
+	before := aioSyncs.Load()
+	l := open(t, dir, opts)
+	m := model{}
+	appendRandom(t, r, l, m, 1, 300, 1)
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if aioOff() {
+		t.Skip("Linux AIO is unavailable here: the plain fdatasync ran")
+	}
+	if got := aioSyncs.Load() - before; got < 10 {
+		t.Fatalf("%d fdatasyncs through AIO for 300 entries synced batch by batch", got)
+	}
+	l.Close()
+	l = open(t, dir, opts)
+	checkLog(t, l, m, 1, 300)
+}
+
+// Syncs from many goroutines at once each reap their own completion,
+// with one thread running Go code as on a small machine.
+func TestSyncBesideConcurrent(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	dir := t.TempDir()
+	before := aioSyncs.Load()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f, err := os.CreateTemp(dir, "f")
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer f.Close()
+			for k := range 20 {
+				if _, err := f.Write([]byte{byte(i), byte(k)}); err != nil {
+					errs <- err
+					return
+				}
+				if err := datasyncBeside(f); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := aioSyncs.Load() - before; !aioOff() && got != 160 {
+		t.Fatalf("%d of 160 syncs through AIO", got)
+	}
+}
+
+// A descriptor that cannot be synced fails as the plain call does.
+func TestSyncBesideRefused(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	plain, beside := datasync(pw), datasyncBeside(pw)
+	if !errors.Is(plain, syscall.EINVAL) || !errors.Is(beside, syscall.EINVAL) {
+		t.Fatalf("fdatasync of a pipe: plain %v, through AIO %v; want EINVAL from both", plain, beside)
+	}
+}
+
+// aioOff reports whether AIO was found unavailable here.
+func aioOff() bool {
+	aio.mu.Lock()
+	defer aio.mu.Unlock()
+	return aio.off
+}
