@@ -60,7 +60,10 @@
 // acknowledged entry survives power loss. Without it, StoreLogs returns
 // once the batch is in the kernel (survives kill -9) and the owner calls
 // Sync periodically (once a second in goblind's everysec mode); Sync runs
-// concurrently with appends, so it never stalls them.
+// concurrently with appends, so it never stalls them. With
+// Options.SyncBeside the fdatasync is submitted through Linux AIO and
+// waited for in Go's poller, so that the thread is not held while the
+// disk syncs (aiosync_linux.go); the guarantee is the same.
 //
 // # Recovery
 //
