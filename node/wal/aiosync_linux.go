@@ -81,7 +81,19 @@ type aioSlot struct {
 var aio struct {
 	mu   sync.Mutex
 	free []*aioSlot
-	off  bool // AIO is unavailable here: plain fdatasync
+	off  bool  // AIO is unavailable here: plain fdatasync
+	why  error // what made it so
+}
+
+// aioUnavailable returns why the syncs of this process cannot go
+// through AIO, or nil.
+func aioUnavailable() error {
+	aio.mu.Lock()
+	defer aio.mu.Unlock()
+	if !aio.off {
+		return nil
+	}
+	return aio.why
 }
 
 // aioSyncs counts the fdatasyncs done through AIO (for tests).
@@ -174,7 +186,7 @@ func takeSlot() *aioSlot {
 	}
 	s, err := newSlot()
 	if err != nil {
-		aio.off = true
+		aio.off, aio.why = true, err
 		return nil
 	}
 	return s

@@ -4,8 +4,10 @@ package wal
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -96,4 +98,55 @@ func aioOff() bool {
 	aio.mu.Lock()
 	defer aio.mu.Unlock()
 	return aio.off
+}
+
+// A log whose syncs should go through AIO says once when they cannot,
+// and syncs all the same; with AIO available it says nothing.
+func TestSyncBesideSaysWhenUnavailable(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		t.Run(fmt.Sprint("off=", off), func(t *testing.T) {
+			if !off && aioOff() {
+				t.Skip("Linux AIO is unavailable here")
+			}
+			if off {
+				aio.mu.Lock()
+				was, why := aio.off, aio.why
+				aio.off, aio.why = true, syscall.EPERM
+				aio.mu.Unlock()
+				defer func() {
+					aio.mu.Lock()
+					aio.off, aio.why = was, why
+					aio.mu.Unlock()
+				}()
+			}
+			var mu sync.Mutex
+			var lines []string
+			dir := t.TempDir()
+			opts := Options{SyncEveryBatch: true, SyncBeside: true, Logf: func(format string, args ...any) {
+				mu.Lock()
+				lines = append(lines, fmt.Sprintf(format, args...))
+				mu.Unlock()
+			}}
+			l, err := Open(dir, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			r := testutil.Rand(t, 0)
+			m := model{}
+			appendRandom(t, r, l, m, 1, 50, 1)
+			checkLog(t, l, m, 1, 50)
+			mu.Lock()
+			defer mu.Unlock()
+			told := 0
+			for _, line := range lines {
+				if strings.Contains(line, "AIO is unavailable (operation not permitted)") {
+					told++
+				}
+			}
+			if want := map[bool]int{false: 0, true: 1}[off]; told != want {
+				t.Fatalf("told %d times that AIO is unavailable, want %d; log lines: %q", told, want, lines)
+			}
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -52,6 +53,8 @@ type Options struct {
 type Log struct {
 	dir  string
 	opts Options
+	// plainSyncTold: the log said that its syncs cannot go through AIO.
+	plainSyncTold atomic.Bool
 
 	// wmu serializes the writers: StoreLogs, DeleteRange, Sync's
 	// bookkeeping and Close. Fields below marked (w) are only touched with
