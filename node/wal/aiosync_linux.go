@@ -85,14 +85,15 @@ var aio struct {
 	why  error // what made it so
 }
 
-// aioUnavailable returns why the syncs of this process cannot go
-// through AIO, or nil.
-func aioUnavailable() error {
-	aio.mu.Lock()
-	defer aio.mu.Unlock()
-	if !aio.off {
+// aioProbe sets up AIO for the syncs to come (one slot, kept), or
+// returns why this process cannot use it.
+func aioProbe() error {
+	if s := takeSlot(); s != nil {
+		putSlot(s)
 		return nil
 	}
+	aio.mu.Lock()
+	defer aio.mu.Unlock()
 	return aio.why
 }
 
@@ -142,34 +143,39 @@ func aioDatasync(fd int) (done bool, err error) {
 func (s *aioSlot) wait() (ioEvent, error) {
 	var ev ioEvent
 	var buf [8]byte
-	zero := syscall.Timespec{}
 	for {
-		n, _, e := syscall.Syscall6(syscall.SYS_IO_GETEVENTS, uintptr(s.ctx), 1, 1,
-			uintptr(unsafe.Pointer(&ev)), uintptr(unsafe.Pointer(&zero)), 0)
-		switch {
-		case e == syscall.EINTR:
-			continue
-		case e != 0:
-			return ev, e
-		case n == 1:
-			return ev, nil
+		if done, err := s.reap(&ev, false); done || err != nil {
+			return ev, err
 		}
 		// Not done yet: wait for the eventfd in Go's poller.
 		if _, err := s.ev.Read(buf[:]); err != nil {
 			// Without the poller, wait in the kernel: the request must
 			// end before the file may be closed.
-			for {
-				n, _, e := syscall.Syscall6(syscall.SYS_IO_GETEVENTS, uintptr(s.ctx), 1, 1,
-					uintptr(unsafe.Pointer(&ev)), 0, 0)
-				if e == syscall.EINTR {
-					continue
-				}
-				if e != 0 || n != 1 {
-					return ev, err
-				}
-				return ev, nil
+			if done, rerr := s.reap(&ev, true); !done || rerr != nil {
+				return ev, err
 			}
+			return ev, nil
 		}
+	}
+}
+
+// reap takes s's completion into ev if it is there (done), or, with
+// block, once it is.
+func (s *aioSlot) reap(ev *ioEvent, block bool) (done bool, err error) {
+	var timeout *syscall.Timespec // none: wait
+	if !block {
+		timeout = &syscall.Timespec{}
+	}
+	for {
+		n, _, e := syscall.Syscall6(syscall.SYS_IO_GETEVENTS, uintptr(s.ctx), 1, 1,
+			uintptr(unsafe.Pointer(ev)), uintptr(unsafe.Pointer(timeout)), 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 {
+			return false, e
+		}
+		return n == 1, nil
 	}
 }
 

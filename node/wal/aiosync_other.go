@@ -5,5 +5,5 @@ package wal
 // aioDatasync: the plain fdatasync on this machine (aiosync_linux.go).
 func aioDatasync(fd int) (done bool, err error) { return false, nil }
 
-// aioUnavailable: nil, as no AIO is tried on this machine.
-func aioUnavailable() error { return nil }
+// aioProbe: nil, as no AIO is tried on this machine.
+func aioProbe() error { return nil }

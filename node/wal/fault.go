@@ -48,7 +48,6 @@ func (l *Log) sync(f *os.File) error {
 	sync := datasync
 	if l.opts.SyncBeside {
 		sync = datasyncBeside
-		defer l.warnPlainSync()
 	}
 	if l.opts.OnSync == nil {
 		return sync(f)
@@ -57,18 +56,6 @@ func (l *Log) sync(f *os.File) error {
 	err := sync(f)
 	l.opts.OnSync(time.Since(start))
 	return err
-}
-
-// warnPlainSync says once, for a log whose syncs should go through AIO
-// (Options.SyncBeside), that they cannot here.
-func (l *Log) warnPlainSync() {
-	if l.plainSyncTold.Load() {
-		return
-	}
-	if err := aioUnavailable(); err != nil && !l.plainSyncTold.Swap(true) {
-		l.logf("fdatasync through Linux AIO is unavailable (%v): the log syncs with a plain fdatasync, "+
-			"which holds a thread running Go code while the disk syncs", err)
-	}
 }
 
 // undoAppend cuts whatever part of a failed batch reached s (its valid

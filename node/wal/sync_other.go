@@ -9,5 +9,5 @@ func datasync(f *os.File) error { return f.Sync() }
 // datasyncBeside is datasync (an asynchronous sync is Linux's).
 func datasyncBeside(f *os.File) error { return f.Sync() }
 
-// aioUnavailable: nil, as no AIO is tried on this system.
-func aioUnavailable() error { return nil }
+// aioProbe: nil, as no AIO is tried on this system.
+func aioProbe() error { return nil }

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -53,8 +52,6 @@ type Options struct {
 type Log struct {
 	dir  string
 	opts Options
-	// plainSyncTold: the log said that its syncs cannot go through AIO.
-	plainSyncTold atomic.Bool
 
 	// wmu serializes the writers: StoreLogs, DeleteRange, Sync's
 	// bookkeeping and Close. Fields below marked (w) are only touched with
@@ -153,6 +150,12 @@ func Open(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	l := &Log{dir: dir, opts: opts, mark: make([]byte, markLen)}
+	if opts.SyncBeside {
+		if err := aioProbe(); err != nil {
+			l.logf("fdatasync through Linux AIO is unavailable (%v): the log syncs with a plain fdatasync, "+
+				"which holds a thread running Go code while the disk syncs", err)
+		}
+	}
 	if err := l.recover(); err != nil {
 		for _, s := range l.segs {
 			s.close()
