@@ -245,9 +245,15 @@ func New(cfg Config) (*Node, error) {
 	st.guard.keepAfter = snaps.keepAfter
 	st.guard.hold = n.holdFailedAppend
 	n.trans = cfg.Transport
+	var durable func(uint64)
 	if st.leader != nil {
 		n.trans = &capTransport{Transport: cfg.Transport, ls: st.leader}
-		n.fsm.BeforeApply = st.leader.wait
+		durable = st.leader.wait
+	}
+	var turn *applyTurn
+	if cfg.Transport != nil {
+		turn = newApplyTurn(durable)
+		n.fsm.BeforeApply = turn.before
 	}
 	if n.trans == nil {
 		// A single node talks to no peer: no port is opened for Raft.
@@ -355,6 +361,9 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.raft = r
 	n.group.raft = r
+	if turn != nil {
+		turn.raft.Store(r)
+	}
 	if st.leader != nil {
 		// A single voter has no follower to sync beside: it syncs each
 		// append as it is made, and holds a failed one (logguard.go).

@@ -52,7 +52,8 @@ type FSM struct {
 	// BeforeApply, if set, is called with the last index of each batch
 	// before it is applied, outside every lock: it returns once the batch
 	// may be applied (a leader whose own copy is not yet durable waits
-	// for it there).
+	// for it there; a follower lets the goroutines already runnable run
+	// first).
 	BeforeApply func(lastIndex uint64)
 	// appliedTerm, restores and termCh: AppliedTerm, Restores and
 	// TermChanged (proposal.go).
