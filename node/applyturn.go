@@ -35,16 +35,18 @@ type applyTurn struct {
 	// durable is the leader's wait for its own copy to be durable
 	// (leaderSync.wait); nil: none.
 	durable func(lastIndex uint64)
+	// yield lets the runnable goroutines run (runtime.Gosched).
+	yield func()
 }
 
 func newApplyTurn(durable func(lastIndex uint64)) *applyTurn {
-	return &applyTurn{oneThread: runtime.GOMAXPROCS(0) == 1, durable: durable}
+	return &applyTurn{oneThread: runtime.GOMAXPROCS(0) == 1, durable: durable, yield: runtime.Gosched}
 }
 
 // before is the state machine's BeforeApply on a cluster node.
 func (t *applyTurn) before(lastIndex uint64) {
 	if r := t.raft.Load(); t.oneThread && r != nil && r.State() != raft.Leader {
-		runtime.Gosched()
+		t.yield()
 	}
 	if t.durable != nil {
 		t.durable(lastIndex)
