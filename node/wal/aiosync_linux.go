@@ -108,20 +108,11 @@ func aioDatasync(fd int) (done bool, err error) {
 	if s == nil {
 		return false, nil
 	}
-	cb := iocb{opcode: iocbCmdFdsync, fildes: uint32(fd), flags: iocbFlagResfd, resfd: uint32(s.efd)}
-	cbs := [1]*iocb{&cb}
-	for {
-		_, _, e := syscall.Syscall(syscall.SYS_IO_SUBMIT, uintptr(s.ctx), 1, uintptr(unsafe.Pointer(&cbs[0])))
-		if e == syscall.EINTR {
-			continue
-		}
-		if e != 0 {
-			// Not taken (a file without an fsync of its own, a limit
-			// reached): the plain call answers for it.
-			putSlot(s)
-			return false, nil
-		}
-		break
+	if s.submit(fd) != nil {
+		// Not taken (a file without an fsync of its own, a limit
+		// reached): the plain call answers for it.
+		putSlot(s)
+		return false, nil
 	}
 	ev, err := s.wait()
 	if err != nil {
@@ -139,15 +130,34 @@ func aioDatasync(fd int) (done bool, err error) {
 	return true, nil
 }
 
-// wait returns the completion of the one request in flight on s.
+// submit starts an fdatasync of fd on s, its completion to be signalled
+// on s's eventfd.
+func (s *aioSlot) submit(fd int) error {
+	cb := iocb{opcode: iocbCmdFdsync, fildes: uint32(fd), flags: iocbFlagResfd, resfd: uint32(s.efd)}
+	cbs := [1]*iocb{&cb}
+	for {
+		_, _, e := syscall.Syscall(syscall.SYS_IO_SUBMIT, uintptr(s.ctx), 1, uintptr(unsafe.Pointer(&cbs[0])))
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 {
+			return e
+		}
+		return nil
+	}
+}
+
+// wait returns the completion of the one request in flight on s. It
+// reads the eventfd before it looks for the completion: the request was
+// submitted a moment ago and a worker thread has yet to run it, so an
+// io_getevents first would find nothing, a system call a sync for
+// nothing. The read is tried before Go's poller waits (a completion that
+// came first ends the wait at once), and once it returns the completion
+// is there to reap.
 func (s *aioSlot) wait() (ioEvent, error) {
 	var ev ioEvent
 	var buf [8]byte
 	for {
-		if done, err := s.reap(&ev, false); done || err != nil {
-			return ev, err
-		}
-		// Not done yet: wait for the eventfd in Go's poller.
 		if _, err := s.ev.Read(buf[:]); err != nil {
 			// Without the poller, wait in the kernel: the request must
 			// end before the file may be closed.
@@ -155,6 +165,9 @@ func (s *aioSlot) wait() (ioEvent, error) {
 				return ev, err
 			}
 			return ev, nil
+		}
+		if done, err := s.reap(&ev, false); done || err != nil {
+			return ev, err
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/goblindb/goblin/internal/testutil"
 )
@@ -148,5 +149,54 @@ func TestSyncBesideSaysWhenUnavailable(t *testing.T) {
 				t.Fatalf("told %d times that AIO is unavailable, want %d; log lines: %q", told, want, lines)
 			}
 		})
+	}
+}
+
+// A sync's wait reads the eventfd before it reaps the completion. A
+// completion that came before the wait must still end it, the eventfd
+// read back to zero, so that the slot's next wait is for its own sync.
+func TestSyncBesideCompletionBeforeWait(t *testing.T) {
+	if aioOff() {
+		t.Skip("AIO is unavailable here")
+	}
+	f, err := os.Create(t.TempDir() + "/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := takeSlot()
+	if s == nil {
+		t.Skip("AIO is unavailable here")
+	}
+	defer putSlot(s)
+	for i, pause := range []time.Duration{50 * time.Millisecond, 0, 20 * time.Millisecond} {
+		if _, err := f.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.submit(int(f.Fd())); err != nil {
+			t.Fatal(err)
+		}
+		// The worker has long finished by the time the wait starts.
+		time.Sleep(pause)
+		done := make(chan error, 1)
+		go func() {
+			ev, err := s.wait()
+			if err == nil && ev.res < 0 {
+				err = syscall.Errno(-ev.res)
+			}
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("sync %d: %v", i, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("sync %d (completed %v before the wait): the wait did not end", i, pause)
+		}
+		var buf [8]byte
+		if n, err := syscall.Read(s.efd, buf[:]); err != syscall.EAGAIN {
+			t.Fatalf("sync %d: the eventfd still counts a completion after the wait (read %d, %v)", i, n, err)
+		}
 	}
 }
