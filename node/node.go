@@ -244,18 +244,20 @@ func New(cfg Config) (*Node, error) {
 	}
 	st.guard.keepAfter = snaps.keepAfter
 	st.guard.hold = n.holdFailedAppend
-	n.trans = cfg.Transport
-	var durable func(uint64)
-	if st.leader != nil {
-		n.trans = &capTransport{Transport: cfg.Transport, ls: st.leader}
-		durable = st.leader.wait
-	}
 	var turn *applyTurn
 	if cfg.Transport != nil {
+		// A cluster node. Its leader's own copy is synced beside the
+		// followers' (leaderSync, opened only for a cluster node under
+		// --fsync always): entries are sent and applied capped at it.
+		n.trans = cfg.Transport
+		var durable func(uint64)
+		if st.leader != nil {
+			n.trans = &capTransport{Transport: cfg.Transport, ls: st.leader}
+			durable = st.leader.wait
+		}
 		turn = newApplyTurn(durable)
 		n.fsm.BeforeApply = turn.before
-	}
-	if n.trans == nil {
+	} else {
 		// A single node talks to no peer: no port is opened for Raft.
 		_, n.trans = raft.NewInmemTransport(raft.ServerAddress(cfg.RaftAdvertise))
 	}
