@@ -9,12 +9,24 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // loopServer serves a fake backend whose writes the event loop runs.
 func loopServer(t *testing.T) (*Server, *fakeBackend) {
 	t.Helper()
-	s, fb := startServer(t, Config{EventLoop: true})
+	// A test that fails prints the server's log and the loop's counters:
+	// a connection the server closed says why there, if it says at all.
+	var log logBuffer
+	var s *Server
+	t.Cleanup(func() {
+		if t.Failed() && s != nil {
+			t.Logf("the loop: %d batches, %d hand-offs, %d lent, %d yields; the server's log:\n%s",
+				s.loop.batches.Load(), s.loop.handOffs.Load(), s.loop.lent.Load(), s.loop.yields.Load(), log.String())
+		}
+	})
+	s, fb := startServer(t, Config{EventLoop: true, Logger: hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Debug})})
 	if s.loop == nil {
 		t.Fatal("no event loop")
 	}
