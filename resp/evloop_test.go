@@ -21,7 +21,7 @@ func loopServer(t *testing.T) (*Server, *fakeBackend) {
 	var log logBuffer
 	var s *Server
 	t.Cleanup(func() {
-		if t.Failed() && s != nil {
+		if t.Failed() && s != nil && s.loop != nil {
 			t.Logf("the loop: %d batches, %d hand-offs, %d lent, %d yields; the server's log:\n%s",
 				s.loop.batches.Load(), s.loop.handOffs.Load(), s.loop.lent.Load(), s.loop.yields.Load(), log.String())
 		}
