@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 )
 
 // loopServer serves a fake backend whose writes the event loop runs.
@@ -26,7 +24,7 @@ func loopServer(t *testing.T) (*Server, *fakeBackend) {
 				s.loop.batches.Load(), s.loop.handOffs.Load(), s.loop.lent.Load(), s.loop.yields.Load(), log.String())
 		}
 	})
-	s, fb := startServer(t, Config{EventLoop: true, Logger: hclog.New(&hclog.LoggerOptions{Output: &log, Level: hclog.Debug})})
+	s, fb := startServer(t, Config{EventLoop: true, Logger: log.logger()})
 	if s.loop == nil {
 		t.Fatal("no event loop")
 	}
