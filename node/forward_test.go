@@ -203,3 +203,48 @@ func TestFollowerReadOutlivesAPausedLeader(t *testing.T) {
 	}
 	t.Logf("the read on %s returned after %v; leader now %s", f.ID(), took.Round(time.Millisecond), f.LeaderID())
 }
+
+// forwardedEntry proposes what the follower encoded with the leader's
+// clock: a ZADD, a batch and a transaction in the bytes Encode gives them
+// at the new time, an ACL change (which has no clock in its bytes) as it
+// came, each a copy the caller's buffer can be reused under; what a
+// client could not have sent is refused, and a refusal or a large batch
+// leaves nothing behind in the scratch entry the next one decodes into.
+func TestForwardedEntryRestampsAndRefuses(t *testing.T) {
+	const was, now = 1000, 1700000000123
+	big := &raftfsm.Entry{Op: raftfsm.OpBatch, Proto: 2, Time: was}
+	for i := range 200 {
+		big.Commands = append(big.Commands, raftfsm.NewCommand(i%16, "zadd", fmt.Sprint("k", i), "1", "m", "2", "n"))
+	}
+	acl := &raftfsm.Entry{Op: raftfsm.OpACL, ACL: &raftfsm.ACLChange{Kind: raftfsm.ACLDelUser, Users: []raftfsm.ACLUser{{Name: "alice"}}}}
+	multi := &raftfsm.Entry{Op: raftfsm.OpMulti, Proto: 3, Time: was, WatchIndex: 5,
+		Watched:  []raftfsm.WatchedKey{{DB: 1, Key: []byte("w")}},
+		Commands: []raftfsm.Command{raftfsm.NewCommand(1, "zadd", "w", "3", "x"), raftfsm.NewCommand(0, "zscore", "w", "x")}}
+	read := raftfsm.CommandEntry(was, 0, "zscore", "k", "m")
+	for round := range 2 {
+		for i, e := range []*raftfsm.Entry{zaddEntry("k", "m", 1), big, read, multi, acl, big, zaddEntry("k", "m", 2)} {
+			h := *e
+			h.Term, h.Proposal = 4, uint64(100+i)
+			data := h.Encode(nil)
+			out, term, proposal, err := forwardedEntry(data, now)
+			if e == read {
+				if !errors.Is(err, raftfsm.ErrInvalidEntry) {
+					t.Fatalf("round %d, entry %d: a read proposed: %v", round, i, err)
+				}
+				continue
+			}
+			if err != nil || term != 4 || proposal != uint64(100+i) {
+				t.Fatalf("round %d, entry %d (%v): term %d, proposal %d, %v", round, i, e.Op, term, proposal, err)
+			}
+			want := h
+			if e.Op != raftfsm.OpACL {
+				want.Time = now
+			}
+			wantData := want.Encode(nil)
+			clear(data)
+			if string(out) != string(wantData) {
+				t.Fatalf("round %d, entry %d (%v): proposed %x, want %x", round, i, e.Op, out, wantData)
+			}
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -512,24 +513,67 @@ func (n *Node) applyForwarded(data []byte) *Pending {
 	if n.closed.Load() {
 		return &Pending{err: ErrClosed}
 	}
-	e, err := raftfsm.Decode(data)
-	if err == nil {
-		err = raftfsm.Validate(e)
-	}
+	out, term, proposal, err := forwardedEntry(data, n.Now())
 	if err != nil {
 		n.log.Warn("refused a forwarded entry", "error", err)
 		return &Pending{err: fmt.Errorf("%w: %w", ErrBadEntry, err)}
 	}
 	n.stats.forwardedReceived.Add(1)
-	e.Time = n.Now()
-	p := &Pending{n: n, remote: true, fence: e.Term}
-	p.prop.id = e.Proposal
-	p.data = e.Encode(nil)
+	p := &Pending{n: n, remote: true, fence: term}
+	p.prop.id = proposal
+	p.data = out
 	if err := n.entrySizeErr(p.data); err != nil {
 		return &Pending{err: err}
 	}
 	n.proposeLocal(p)
 	return p
+}
+
+// forwardedEntry checks data, an entry a follower forwarded, as
+// raftfsm.Validate does, and returns it restamped with the leader's clock
+// now, with the term and proposal its header names.
+//
+// The entry is decoded only to be checked, into a scratch Entry kept for
+// the next (its slices alias data until released); what is proposed is
+// data itself with the time replaced (raftfsm.Restamp).
+func forwardedEntry(data []byte, now int64) (out []byte, term, proposal uint64, err error) {
+	e := forwardScratch.Get().(*raftfsm.Entry)
+	defer releaseScratch(e)
+	err = raftfsm.DecodeInto(e, data)
+	if err == nil {
+		err = raftfsm.Validate(e)
+	}
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	out, ok := raftfsm.Restamp(data, now)
+	if !ok {
+		e.Time = now
+		out = e.Encode(nil)
+	}
+	return out, e.Term, e.Proposal, nil
+}
+
+// forwardScratch holds the Entries forwardedEntry decodes into.
+var forwardScratch = sync.Pool{New: func() any { return new(raftfsm.Entry) }}
+
+// scratchCommands bounds the commands of a scratch Entry kept for reuse:
+// one huge batch does not pin its arrays.
+const scratchCommands = 1024
+
+// releaseScratch drops what e holds of the data it decoded and keeps its
+// command arrays for the next decode.
+func releaseScratch(e *raftfsm.Entry) {
+	cmds := e.Commands
+	if cap(cmds) > scratchCommands {
+		return
+	}
+	cmds = cmds[:cap(cmds)]
+	for i := range cmds {
+		clear(cmds[i].Argv[:cap(cmds[i].Argv)])
+	}
+	*e = raftfsm.Entry{Commands: cmds[:0]}
+	forwardScratch.Put(e)
 }
 
 func (n *Node) notLeaderErr() error {

@@ -225,6 +225,42 @@ func (e *Entry) Encode(dst []byte) []byte {
 	return dst
 }
 
+// Restamp returns a copy of data, an encoded command entry (OpCommand,
+// OpBatch or OpMulti), whose clock is t: the bytes before and after the
+// time are data's own, so a leader restamping an entry a follower
+// encoded neither decodes nor encodes it again. It returns false for
+// another op or a header cut short; a caller that checked data with
+// DecodeInto then has an entry to set Time on and encode instead.
+func Restamp(data []byte, t int64) ([]byte, bool) {
+	at := 2 // version, op
+	if len(data) < at {
+		return nil, false
+	}
+	switch data[0] {
+	case Version:
+	case VersionProposal:
+		at += 16 // term, proposal
+	default:
+		return nil, false
+	}
+	if op := Op(data[1]); op != OpCommand && op != OpBatch && op != OpMulti {
+		return nil, false
+	}
+	at += 2 // protocol, flags
+	if len(data) < at {
+		return nil, false
+	}
+	_, n := binary.Varint(data[at:])
+	if n <= 0 {
+		return nil, false
+	}
+	rest := data[at+n:]
+	out := make([]byte, 0, at+binary.MaxVarintLen64+len(rest))
+	out = append(out, data[:at]...)
+	out = binary.AppendVarint(out, t)
+	return bulkcopy.Append(out, rest), true
+}
+
 // commandsLen bounds the encoding of e's header and commands (not what
 // an OpMulti watches).
 func (e *Entry) commandsLen() int {

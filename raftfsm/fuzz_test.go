@@ -49,6 +49,7 @@ func FuzzDecodeEntry(f *testing.F) {
 		if !reflect.DeepEqual(normalize(again), normalize(e)) {
 			t.Fatalf("round trip differs:\n%+v\n%+v", e, again)
 		}
+		checkRestamp(t, data, e)
 	})
 }
 
