@@ -557,18 +557,21 @@ func forwardedEntry(data []byte, now int64) (out []byte, term, proposal uint64, 
 // forwardScratch holds the Entries forwardedEntry decodes into.
 var forwardScratch = sync.Pool{New: func() any { return new(raftfsm.Entry) }}
 
-// scratchCommands bounds the commands of a scratch Entry kept for reuse:
-// one huge batch does not pin its arrays.
-const scratchCommands = 1024
+// scratchArgs bounds the commands and arguments a scratch Entry kept for
+// reuse has room for: one huge batch or command does not pin its arrays.
+const scratchArgs = 4096
 
 // releaseScratch drops what e holds of the data it decoded and keeps its
 // command arrays for the next decode.
 func releaseScratch(e *raftfsm.Entry) {
-	cmds := e.Commands
-	if cap(cmds) > scratchCommands {
+	cmds := e.Commands[:cap(e.Commands)]
+	room := len(cmds)
+	for i := range cmds {
+		room += cap(cmds[i].Argv)
+	}
+	if room > scratchArgs {
 		return
 	}
-	cmds = cmds[:cap(cmds)]
 	for i := range cmds {
 		clear(cmds[i].Argv[:cap(cmds[i].Argv)])
 	}

@@ -228,7 +228,7 @@ func (e *Entry) Encode(dst []byte) []byte {
 // Restamp returns a copy of data, an encoded command entry (OpCommand,
 // OpBatch or OpMulti), whose clock is t: the bytes before and after the
 // time are data's own, so a leader restamping an entry a follower
-// encoded neither decodes nor encodes it again. It returns false for
+// encoded does not encode it again. It returns false for
 // another op or a header cut short; a caller that checked data with
 // DecodeInto then has an entry to set Time on and encode instead.
 func Restamp(data []byte, t int64) ([]byte, bool) {
