@@ -50,8 +50,7 @@ func BenchmarkForwardedEntry(b *testing.B) {
 	one := raftfsm.CommandEntry(now, 0, "zadd", "bench:k", "12345", "m:12345")
 	batch := &raftfsm.Entry{Op: raftfsm.OpBatch, Proto: 2, Time: now}
 	for i := range 16 {
-		batch.Commands = append(batch.Commands, one.Commands[0])
-		batch.Commands[i].Argv = [][]byte{[]byte("zadd"), []byte("bench:k"), []byte(strconv.Itoa(i)), []byte("m:" + strconv.Itoa(i))}
+		batch.Commands = append(batch.Commands, raftfsm.NewCommand(0, "zadd", "bench:k", strconv.Itoa(i), "m:"+strconv.Itoa(i)))
 	}
 	for _, c := range []struct {
 		name string
