@@ -232,33 +232,32 @@ func (e *Entry) Encode(dst []byte) []byte {
 // another op or a header cut short; a caller that checked data with
 // DecodeInto then has an entry to set Time on and encode instead.
 func Restamp(data []byte, t int64) ([]byte, bool) {
-	at := 2 // version, op
-	if len(data) < at {
+	// The header as DecodeInto reads it, up to the time.
+	d := &decoder{b: data}
+	v, op := d.byte(), Op(d.byte())
+	if v != Version && v != VersionProposal {
 		return nil, false
 	}
-	switch data[0] {
-	case Version:
-	case VersionProposal:
-		at += 16 // term, proposal
+	switch op {
+	case OpCommand, OpMulti, OpBatch:
 	default:
 		return nil, false
 	}
-	if op := Op(data[1]); op != OpCommand && op != OpBatch && op != OpMulti {
+	if v == VersionProposal {
+		d.uint64() // term
+		d.uint64() // proposal
+	}
+	d.byte() // protocol
+	d.byte() // flags
+	at := len(data) - len(d.b)
+	d.varint()
+	if d.err != nil {
 		return nil, false
 	}
-	at += 2 // protocol, flags
-	if len(data) < at {
-		return nil, false
-	}
-	_, n := binary.Varint(data[at:])
-	if n <= 0 {
-		return nil, false
-	}
-	rest := data[at+n:]
-	out := make([]byte, 0, at+binary.MaxVarintLen64+len(rest))
+	out := make([]byte, 0, at+binary.MaxVarintLen64+len(d.b))
 	out = append(out, data[:at]...)
 	out = binary.AppendVarint(out, t)
-	return bulkcopy.Append(out, rest), true
+	return bulkcopy.Append(out, d.b), true
 }
 
 // commandsLen bounds the encoding of e's header and commands (not what
